@@ -1,0 +1,47 @@
+# The two commands: `make run` (install and start everything) and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test install install-test lint typecheck architecture pytest clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@ $(STAMP)
+
+install: $(STAMP)
+
+install-test: $(VENV)/.installed-test
+
+## make run: install, migrate, collect static, print the login link, start web + worker + beat.
+run: install
+	$(BIN)/wirecat start
+
+## make test: install with test tools, then lint, type-check, check architecture, run pytest.
+test: install-test lint typecheck architecture pytest
+
+lint:
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck:
+	$(BIN)/mypy
+
+architecture:
+	$(BIN)/lint-imports
+
+# Tests keep their state (test database, blobs, broker file) in a throwaway folder.
+pytest:
+	WIRECAT_STATE_DIR=$${WIRECAT_STATE_DIR:-$(CURDIR)/.test-state} $(BIN)/pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .test-state .pytest_cache .mypy_cache .ruff_cache

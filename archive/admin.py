@@ -1,0 +1,85 @@
+from django.contrib import admin
+from django.http import HttpRequest
+
+from archive.models import (
+    Account,
+    Attachment,
+    Chat,
+    ConnectorState,
+    Identity,
+    Message,
+    MessageRevision,
+    Person,
+    WorkerHeartbeat,
+)
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin[Account]):
+    list_display = ("name", "provider", "external_id", "send_permission", "created_at")
+    list_filter = ("provider", "send_permission")
+    search_fields = ("name", "external_id")
+    raw_id_fields = ("owner_identity",)
+
+
+@admin.register(Chat)
+class ChatAdmin(admin.ModelAdmin[Chat]):
+    list_display = ("title", "kind", "account", "message_count", "last_message_at")
+    list_filter = ("kind", "account__provider")
+    search_fields = ("title", "external_id")
+    readonly_fields = ("message_count", "last_message_at")
+
+
+@admin.register(Identity)
+class IdentityAdmin(admin.ModelAdmin[Identity]):
+    list_display = ("display_name", "provider", "handle", "phone", "email", "person")
+    list_filter = ("provider",)
+    search_fields = ("display_name", "handle", "phone", "email", "external_id")
+    raw_id_fields = ("person",)
+
+
+@admin.register(Person)
+class PersonAdmin(admin.ModelAdmin[Person]):
+    search_fields = ("name",)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Messages and what hangs off them are written by the sink alone: view only here."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(Message)
+class MessageAdmin(ReadOnlyAdmin):
+    list_display = ("public_id", "chat", "sender", "sent_at", "kind", "direction", "deleted_at")
+    list_filter = ("kind", "direction", "account__provider")
+    search_fields = ("public_id", "external_id")
+    list_select_related = ("chat", "sender")
+
+
+@admin.register(MessageRevision)
+class MessageRevisionAdmin(ReadOnlyAdmin):
+    list_display = ("message", "edited_at", "recorded_at")
+
+
+@admin.register(Attachment)
+class AttachmentAdmin(ReadOnlyAdmin):
+    list_display = ("public_id", "file_name", "mime_type", "size", "sha256")
+    search_fields = ("public_id", "file_name", "sha256")
+
+
+@admin.register(ConnectorState)
+class ConnectorStateAdmin(admin.ModelAdmin[ConnectorState]):
+    list_display = ("account", "stream", "updated_at")
+
+
+@admin.register(WorkerHeartbeat)
+class WorkerHeartbeatAdmin(ReadOnlyAdmin):
+    list_display = ("hostname", "pid", "seen_at")

@@ -1,0 +1,107 @@
+"""Provider-neutral records. Connectors turn their provider's objects into these and hand
+them, in bounded batches, to `archive.sink.batch_record`. Nothing here knows a messenger:
+what only one provider has travels in `metadata` / `raw_json`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+MAX_BATCH_MESSAGES = 5_000
+
+CHAT_KINDS = ("dm", "group", "channel", "thread")
+DIRECTIONS = ("in", "out")
+MESSAGE_KINDS = ("text", "service")
+
+
+@dataclass(frozen=True)
+class IdentityRecord:
+    external_id: str
+    display_name: str = ""
+    phone: str = ""
+    email: str = ""
+    handle: str = ""
+
+
+@dataclass(frozen=True)
+class AccountRecord:
+    provider: str
+    external_id: str
+    name: str = ""
+    owner: IdentityRecord | None = None  # the owner's own identity on this account
+
+
+@dataclass(frozen=True)
+class ChatRecord:
+    external_id: str
+    kind: str = "dm"
+    title: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AttachmentRecord:
+    """An attachment whose bytes (if any) are already in the blob store (`archive.blobs`)."""
+
+    external_id: str = ""
+    file_name: str = ""
+    mime_type: str = ""
+    size: int | None = None
+    sha256: str = ""
+    blob_path: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MessageRecord:
+    chat_external_id: str
+    external_id: str
+    sent_at: datetime  # timezone-aware
+    text: str = ""
+    sender_external_id: str | None = None  # an IdentityRecord in the same batch, or known
+    direction: str = "in"
+    kind: str = "text"
+    reply_to_external_id: str = ""
+    edited_at: datetime | None = None
+    deleted_at: datetime | None = None
+    raw_json: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    attachments: tuple[AttachmentRecord, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeletionRecord:
+    """The provider says this message is gone: it becomes a tombstone, its text is kept."""
+
+    chat_external_id: str
+    external_id: str
+    deleted_at: datetime
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What one transaction records. `cursor`, when set, advances with the batch or not at all."""
+
+    account: AccountRecord
+    chats: tuple[ChatRecord, ...] = ()
+    identities: tuple[IdentityRecord, ...] = ()
+    messages: tuple[MessageRecord, ...] = ()
+    deletions: tuple[DeletionRecord, ...] = ()
+    cursor: dict[str, Any] | None = None
+    cursor_stream: str = ""
+
+
+@dataclass
+class BatchResult:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    tombstoned: int = 0
+
+    def __iadd__(self, other: BatchResult) -> BatchResult:
+        self.added += other.added
+        self.updated += other.updated
+        self.unchanged += other.unchanged
+        self.tombstoned += other.tombstoned
+        return self

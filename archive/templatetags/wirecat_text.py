@@ -1,0 +1,70 @@
+"""Message text for pages: escaped, with web links made clickable safely."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from django import template
+from django.utils import timezone
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+
+register = template.Library()
+
+# http(s) links only: other schemes (javascript:, data:, file:) stay plain text.
+_LINK = re.compile(r"\bhttps?://[^\s<>\"'\x00-\x1f]+", re.IGNORECASE)
+_TRAILING = ".,;:!?)]}'\""
+
+
+@register.filter(is_safe=True)
+def linkify(text: str | None) -> SafeString:
+    """Escape `text` and turn http(s) URLs into links with rel="noopener nofollow"."""
+    if not text:
+        return mark_safe("")  # noqa: S308 - empty string
+    out: list[str] = []
+    pos = 0
+    for match in _LINK.finditer(text):
+        url = match.group(0)
+        trimmed = url.rstrip(_TRAILING)
+        # Keep a closing parenthesis that belongs to the URL, e.g. wiki links.
+        if url.endswith(")") and trimmed.count("(") > trimmed.count(")"):
+            trimmed += ")"
+        end = match.start() + len(trimmed)
+        out.append(escape(text[pos : match.start()]))
+        out.append(
+            format_html(
+                '<a href="{}" rel="noopener nofollow noreferrer" target="_blank">{}</a>',
+                trimmed,
+                trimmed,
+            )
+        )
+        pos = end
+    out.append(escape(text[pos:]))
+    return mark_safe("".join(out))  # noqa: S308 - every piece above is escaped
+
+
+@register.filter
+def filesize(size: int | None) -> str:
+    if size is None:
+        return "size unknown"
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+@register.filter
+def ago(moment: datetime | None) -> str:
+    if moment is None:
+        return "never"
+    seconds = int((timezone.now() - moment).total_seconds())
+    if seconds < 90:
+        return f"{max(seconds, 0)} s ago"
+    if seconds < 5400:
+        return f"{seconds // 60} min ago"
+    if seconds < 172800:
+        return f"{seconds // 3600} h ago"
+    return f"{seconds // 86400} days ago"

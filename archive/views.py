@@ -1,0 +1,116 @@
+"""HTML/HTMX pages of the archive. Thin: parse, call a selector or service, render."""
+
+from __future__ import annotations
+
+from django.contrib import messages as flash
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_not_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.middleware import HtmxDetails
+
+from archive.forms import SetPasswordForm
+from archive.selectors.archive import (
+    CHAT_SORTS,
+    chat_get,
+    chat_list as chat_list_selector,
+    chat_messages,
+    message_get,
+    recent_messages,
+    store_counts,
+    worker_status,
+)
+from archive.services.owner import login_code_check, owner_set_password
+from wirecat.errors import Invalid, NotFound, WireCatError
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+def error_page(request: HttpRequest, exc: WireCatError) -> HttpResponse:
+    return render(request, "error.html", {"error": exc}, status=exc.http_status)
+
+
+@require_GET
+def dashboard(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "archive/dashboard.html",
+        {"counts": store_counts(), "worker": worker_status(), "recent": recent_messages()},
+    )
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def chat_list(request: HtmxHttpRequest) -> HttpResponse:
+    sort = request.GET.get("sort", "recent")
+    if sort not in CHAT_SORTS:
+        sort = "recent"
+    page = Paginator(chat_list_selector(sort=sort), 50).get_page(request.GET.get("page"))
+    template = "archive/chat_list.html" + ("#chat-rows" if request.htmx else "")
+    return render(request, template, {"page": page, "sort": sort, "sorts": list(CHAT_SORTS)})
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def chat_detail(request: HtmxHttpRequest, chat_id: int) -> HttpResponse:
+    try:
+        chat = chat_get(chat_id=chat_id)
+        include_deleted = request.GET.get("deleted") == "1"
+        at = request.GET.get("at")
+        focus = message_get(public_id=at) if at else None
+        window = chat_messages(
+            chat=chat,
+            before=request.GET.get("before") or None,
+            after=request.GET.get("after") or None,
+            around=focus,
+            include_deleted=include_deleted or bool(focus and focus.deleted_at),
+        )
+    except (NotFound, Invalid) as exc:
+        return error_page(request, exc)
+    context = {"chat": chat, "window": window, "include_deleted": include_deleted}
+    if request.htmx and request.GET.get("before"):
+        return render(request, "archive/chat_detail.html#older", context)
+    if request.htmx and request.GET.get("after"):
+        return render(request, "archive/chat_detail.html#newer", context)
+    return render(request, "archive/chat_detail.html", context)
+
+
+@require_GET
+def message_permalink(request: HttpRequest, public_id: str) -> HttpResponse:
+    try:
+        message = message_get(public_id=public_id)
+    except NotFound as exc:
+        return error_page(request, exc)
+    url = reverse("archive:chat", kwargs={"chat_id": message.chat_id})
+    return HttpResponseRedirect(f"{url}?at={message.public_id}#{message.public_id}")
+
+
+@login_not_required
+@never_cache
+@require_http_methods(["GET", "POST"])
+def login_with_code(request: HttpRequest, code: str) -> HttpResponse:
+    """The one-time link: the owner sets a password and is signed in."""
+    try:
+        login_code_check(code=code)
+    except NotFound as exc:
+        return render(request, "registration/login_code.html", {"invalid": str(exc)}, status=404)
+    form = SetPasswordForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            owner = owner_set_password(code=code, password=form.cleaned_data["password1"])
+        except Invalid as exc:
+            form.add_error("password1", str(exc))
+        except NotFound as exc:
+            return render(request, "registration/login_code.html", {"invalid": str(exc)}, status=404)
+        else:
+            login(request, owner, backend="django.contrib.auth.backends.ModelBackend")
+            flash.success(request, "Your password is set. Welcome to WireCat.")
+            return redirect("archive:dashboard")
+    return render(request, "registration/login_code.html", {"form": form})

@@ -1,0 +1,41 @@
+"""The Celery app. Jobs live in `<app>/jobs.py` (the `tasks` app is the owner's to-do list).
+
+The beat table below is installed into django-celery-beat's tables by its database
+scheduler, so every schedule shows, and can be edited, in the admin site.
+"""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+from celery.schedules import crontab
+from kombu.transport import sqlalchemy as kombu_sqla
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "wirecat.settings")
+
+# The SQLAlchemy transport crashes when `polling_interval` is passed through
+# broker_transport_options (they go to create_engine), so it is set on the class.
+kombu_sqla.Transport.polling_interval = 0.5
+
+app = Celery("wirecat")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(related_name="jobs")
+
+
+def _beat_schedule(heartbeat_seconds: int) -> dict[str, dict[str, object]]:
+    return {
+        "heartbeat": {
+            "task": "archive.jobs.heartbeat",
+            "schedule": float(heartbeat_seconds),
+            "options": {"expires": heartbeat_seconds * 0.9},
+        },
+        "store-optimize-nightly": {
+            "task": "archive.jobs.store_optimize",
+            "schedule": crontab(hour="3", minute="30"),
+            "options": {"expires": 60 * 60 * 6},
+        },
+    }
+
+
+app.conf.beat_schedule = _beat_schedule(int(os.environ.get("WIRECAT_HEARTBEAT_SECONDS", "30")))

@@ -1,0 +1,29 @@
+"""The small tree of domain errors. Pages map them to messages and the API to HTTP, once."""
+
+from __future__ import annotations
+
+
+class WireCatError(Exception):
+    """Base of every error a service raises on purpose. `str()` is shown to the user."""
+
+    http_status = 400
+
+
+class Invalid(WireCatError):
+    http_status = 422
+
+
+class NotFound(WireCatError):
+    http_status = 404
+
+
+class Forbidden(WireCatError):
+    http_status = 403
+
+
+class Conflict(WireCatError):
+    http_status = 409
+
+
+class NotReady(WireCatError):
+    http_status = 503
