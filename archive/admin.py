@@ -43,7 +43,7 @@ class PersonAdmin(admin.ModelAdmin[Person]):
     search_fields = ("name",)
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ReadOnlyAdmin(admin.ModelAdmin):
     """Messages and what hangs off them are written by the sink alone: view only here."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:

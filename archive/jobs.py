@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from archive.services.store import heartbeat_record, store_optimize as store_optimize_service
+from archive.services.store import heartbeat_record
+from archive.services.store import store_optimize as store_optimize_service
 
 
 @shared_task(name="archive.jobs.heartbeat", ignore_result=True)

@@ -128,7 +128,9 @@ class Chat(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["account", "external_id"], name="chat_account_external_uniq")
+            models.UniqueConstraint(
+                fields=["account", "external_id"], name="chat_account_external_uniq"
+            )
         ]
 
     def __str__(self) -> str:
@@ -239,6 +241,9 @@ class MessageRevision(models.Model):
     class Meta:
         ordering = ["recorded_at", "id"]
 
+    def __str__(self) -> str:
+        return f"revision of message {self.message_id}"
+
 
 class Attachment(models.Model):
     public_id = models.CharField(
@@ -251,7 +256,7 @@ class Attachment(models.Model):
     size = models.BigIntegerField(null=True, blank=True)
     sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     # Relative to the state folder's blob store; the retention sweep nulls it, never the row.
-    path = models.CharField(max_length=200, null=True, blank=True)
+    path = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 - NULL = swept
     provider_metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -279,6 +284,9 @@ class ConnectorState(models.Model):
             models.UniqueConstraint(fields=["account", "stream"], name="connector_state_uniq")
         ]
 
+    def __str__(self) -> str:
+        return f"cursor of account {self.account_id} {self.stream}".strip()
+
 
 class WorkerHeartbeat(models.Model):
     """Written by the heartbeat job; the dashboard shows when a worker was last seen."""
@@ -288,6 +296,9 @@ class WorkerHeartbeat(models.Model):
     pid = models.IntegerField(null=True)
     store = models.JSONField(default=dict, blank=True)  # SQLite version and PRAGMAs in force
 
+    def __str__(self) -> str:
+        return f"{self.hostname} at {self.seen_at:%Y-%m-%d %H:%M:%S}"
+
 
 class LoginCode(models.Model):
     """A one-time link that lets the owner set a password. Only a hash is stored."""
@@ -296,3 +307,6 @@ class LoginCode(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"login code created {self.created_at:%Y-%m-%d %H:%M}"

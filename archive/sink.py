@@ -66,8 +66,11 @@ def _validate(batch: Batch) -> None:
         label = f"{where}, message #{index} ({msg.external_id!r})"
         if not msg.external_id or not msg.chat_external_id:
             raise Invalid(f"{label}: needs an external id and a chat")
-        for name, value in (("sent_at", msg.sent_at), ("edited_at", msg.edited_at),
-                            ("deleted_at", msg.deleted_at)):
+        for name, value in (
+            ("sent_at", msg.sent_at),
+            ("edited_at", msg.edited_at),
+            ("deleted_at", msg.deleted_at),
+        ):
             if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
                 raise Invalid(f"{label}: {name} must be a timezone-aware datetime")
         if msg.direction not in DIRECTIONS:
@@ -191,8 +194,9 @@ def _attachment_key(record: AttachmentRecord, index: int) -> str:
     return record.external_id or (f"sha256:{record.sha256}" if record.sha256 else f"#{index}")
 
 
-def _new_attachments(message: Message, records: Iterable[AttachmentRecord],
-                     have: set[str]) -> list[Attachment]:
+def _new_attachments(
+    message: Message, records: Iterable[AttachmentRecord], have: set[str]
+) -> list[Attachment]:
     rows = []
     for index, record in enumerate(records):
         key = _attachment_key(record, index)
@@ -214,8 +218,13 @@ def _new_attachments(message: Message, records: Iterable[AttachmentRecord],
     return rows
 
 
-def _apply_update(existing: Message, record: MessageRecord, ctx: _Context,
-                  revisions: list[MessageRevision], now: datetime) -> tuple[bool, bool]:
+def _apply_update(
+    existing: Message,
+    record: MessageRecord,
+    ctx: _Context,
+    revisions: list[MessageRevision],
+    now: datetime,
+) -> tuple[bool, bool]:
     """Bring `existing` up to `record`. Returns (changed, tombstoned)."""
     changed = False
     text = normalize_text(record.text)
@@ -227,14 +236,17 @@ def _apply_update(existing: Message, record: MessageRecord, ctx: _Context,
         ) or existing.revisions.filter(text=text).exists()
         if not stale:
             revisions.append(
-                MessageRevision(message=existing, text=existing.text,
-                                edited_at=record.edited_at or now)
+                MessageRevision(
+                    message=existing, text=existing.text, edited_at=record.edited_at or now
+                )
             )
             existing.text = text
             existing.edited_at = record.edited_at or now
             changed = True
-    elif record.edited_at and existing.edited_at != record.edited_at and (
-        existing.edited_at is None or record.edited_at > existing.edited_at
+    elif (
+        record.edited_at
+        and existing.edited_at != record.edited_at
+        and (existing.edited_at is None or record.edited_at > existing.edited_at)
     ):
         existing.edited_at = record.edited_at
         changed = True
@@ -282,10 +294,14 @@ def batch_record(*, batch: Batch) -> BatchResult:
                 account.owner_identity = owner
                 account.save(update_fields=["owner_identity"])
 
-        _resolve_chats(ctx, {m.chat_external_id for m in batch.messages}
-                       | {d.chat_external_id for d in batch.deletions})
-        _resolve_senders(ctx, {m.sender_external_id for m in batch.messages
-                               if m.sender_external_id})
+        _resolve_chats(
+            ctx,
+            {m.chat_external_id for m in batch.messages}
+            | {d.chat_external_id for d in batch.deletions},
+        )
+        _resolve_senders(
+            ctx, {m.sender_external_id for m in batch.messages if m.sender_external_id}
+        )
 
         # The same provider id twice in one batch (real exports do this): the last wins.
         records: dict[tuple[str, str], MessageRecord] = {}
@@ -308,8 +324,8 @@ def batch_record(*, batch: Batch) -> BatchResult:
         revisions: list[MessageRevision] = []
         attachments: list[Attachment] = []
         for key, record in records.items():
-            message = existing.get(key)
-            if message is None:
+            found = existing.get(key)
+            if found is None:
                 chat = ctx.chats[record.chat_external_id]
                 new_messages.append(
                     Message(
@@ -330,6 +346,7 @@ def batch_record(*, batch: Batch) -> BatchResult:
                 )
                 new_records.append(record)
                 continue
+            message = found
             changed, tombstoned = _apply_update(message, record, ctx, revisions, now)
             have = set(message.attachments.values_list("external_id", flat=True))
             extra = _new_attachments(message, record.attachments, have)
@@ -348,12 +365,12 @@ def batch_record(*, batch: Batch) -> BatchResult:
 
         for deletion in batch.deletions:
             key = (deletion.chat_external_id, deletion.external_id)
-            message = existing.get(key)
-            if message is not None and message.deleted_at is None:
-                message.deleted_at = deletion.deleted_at
-                message.updated_at = now
-                if message not in changed_messages:
-                    changed_messages.append(message)
+            gone = existing.get(key)
+            if gone is not None and gone.deleted_at is None:
+                gone.deleted_at = deletion.deleted_at
+                gone.updated_at = now
+                if gone not in changed_messages:
+                    changed_messages.append(gone)
                 result.tombstoned += 1
 
         if new_messages:
@@ -364,8 +381,18 @@ def batch_record(*, batch: Batch) -> BatchResult:
         if changed_messages:
             Message.objects.bulk_update(
                 changed_messages,
-                ["text", "edited_at", "deleted_at", "kind", "direction", "sender",
-                 "reply_to_external_id", "provider_metadata", "raw_json", "updated_at"],
+                [
+                    "text",
+                    "edited_at",
+                    "deleted_at",
+                    "kind",
+                    "direction",
+                    "sender",
+                    "reply_to_external_id",
+                    "provider_metadata",
+                    "raw_json",
+                    "updated_at",
+                ],
             )
         if revisions:
             MessageRevision.objects.bulk_create(revisions)
@@ -397,10 +424,15 @@ def _link_replies(ctx: _Context, touched: list[Message]) -> None:
             .only("id", "reply_to_external_id", "reply_to_id")
         )
         wanted = {c.reply_to_external_id for c in candidates if c.reply_to_external_id}
-        id_by_external = dict(
-            Message.objects.filter(chat_id=chat_id, external_id__in=wanted)
-            .values_list("external_id", "id")
-        ) if wanted else {}
+        id_by_external = (
+            dict(
+                Message.objects.filter(chat_id=chat_id, external_id__in=wanted).values_list(
+                    "external_id", "id"
+                )
+            )
+            if wanted
+            else {}
+        )
         changed = []
         for candidate in candidates:
             parent = id_by_external.get(candidate.reply_to_external_id)

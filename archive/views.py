@@ -18,12 +18,14 @@ from archive.forms import SetPasswordForm
 from archive.selectors.archive import (
     CHAT_SORTS,
     chat_get,
-    chat_list as chat_list_selector,
     chat_messages,
     message_get,
     recent_messages,
     store_counts,
     worker_status,
+)
+from archive.selectors.archive import (
+    chat_list as chat_list_selector,
 )
 from archive.services.owner import login_code_check, owner_set_password
 from wirecat.errors import Invalid, NotFound, WireCatError
@@ -108,7 +110,9 @@ def login_with_code(request: HttpRequest, code: str) -> HttpResponse:
         except Invalid as exc:
             form.add_error("password1", str(exc))
         except NotFound as exc:
-            return render(request, "registration/login_code.html", {"invalid": str(exc)}, status=404)
+            return render(
+                request, "registration/login_code.html", {"invalid": str(exc)}, status=404
+            )
         else:
             login(request, owner, backend="django.contrib.auth.backends.ModelBackend")
             flash.success(request, "Your password is set. Welcome to WireCat.")

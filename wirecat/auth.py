@@ -13,7 +13,6 @@ from typing import Any
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.http import HttpRequest, HttpResponseBase
 
-
 API_NAMESPACE = "api"
 DOCS = {"openapi-json", "openapi-view"}
 

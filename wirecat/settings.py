@@ -158,9 +158,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 if DEBUG or env_bool("WIRECAT_PLAIN_STATIC"):
-    STORAGES["staticfiles"] = {
-        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
-    }
+    STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
 
 # Celery. The embedded default broker is a SQLite file beside the store (kombu's SQLAlchemy
 # transport), so nothing else has to run; CELERY_BROKER_URL switches to Redis or RabbitMQ.

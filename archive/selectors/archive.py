@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import F, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from archive.models import Account, Attachment, Chat, Message, WorkerHeartbeat
@@ -66,8 +66,8 @@ CHAT_SORTS = {
 def chat_list(*, sort: str = "recent") -> QuerySet[Chat]:
     order = CHAT_SORTS.get(sort, CHAT_SORTS["recent"])
     qs = Chat.objects.select_related("account")
-    if order[0] == "-last_message_at":
-        return qs.order_by(Q(last_message_at__isnull=True).asc(), *order)  # type: ignore[arg-type]
+    if order[0] == "-last_message_at":  # chats without messages go last
+        return qs.order_by(F("last_message_at").desc(nulls_last=True), "-id")
     return qs.order_by(*order)
 
 
@@ -122,25 +122,33 @@ class MessageWindow:
 
 
 def _window_queryset(chat: Chat, include_deleted: bool) -> QuerySet[Message]:
-    qs = Message.objects.filter(chat=chat).select_related(
-        "sender", "reply_to", "reply_to__sender"
-    ).prefetch_related(Prefetch("attachments", queryset=Attachment.objects.order_by("id")))
+    qs = (
+        Message.objects.filter(chat=chat)
+        .select_related("sender", "reply_to", "reply_to__sender")
+        .prefetch_related(Prefetch("attachments", queryset=Attachment.objects.order_by("id")))
+    )
     return qs if include_deleted else qs.visible()
 
 
-def _before(qs: QuerySet[Message], sent_at: datetime, pk: int, limit: int) -> tuple[list[Message], bool]:
+def _before(
+    qs: QuerySet[Message], sent_at: datetime, pk: int, limit: int
+) -> tuple[list[Message], bool]:
     rows = list(
-        qs.filter(Q(sent_at__lt=sent_at) | Q(sent_at=sent_at, id__lt=pk))
-        .order_by("-sent_at", "-id")[: limit + 1]
+        qs.filter(Q(sent_at__lt=sent_at) | Q(sent_at=sent_at, id__lt=pk)).order_by(
+            "-sent_at", "-id"
+        )[: limit + 1]
     )
     more = len(rows) > limit
     return list(reversed(rows[:limit])), more
 
 
-def _after(qs: QuerySet[Message], sent_at: datetime, pk: int, limit: int) -> tuple[list[Message], bool]:
+def _after(
+    qs: QuerySet[Message], sent_at: datetime, pk: int, limit: int
+) -> tuple[list[Message], bool]:
     rows = list(
-        qs.filter(Q(sent_at__gt=sent_at) | Q(sent_at=sent_at, id__gt=pk))
-        .order_by("sent_at", "id")[: limit + 1]
+        qs.filter(Q(sent_at__gt=sent_at) | Q(sent_at=sent_at, id__gt=pk)).order_by("sent_at", "id")[
+            : limit + 1
+        ]
     )
     return rows[:limit], len(rows) > limit
 

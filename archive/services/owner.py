@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -56,10 +56,10 @@ def login_code_check(*, code: str) -> LoginCode:
 
 
 @transaction.atomic
-def owner_set_password(*, code: str, password: str) -> AbstractBaseUser:
+def owner_set_password(*, code: str, password: str) -> User:
     """Spend `code` and set the owner's password (creating the owner on first start)."""
     row = login_code_check(code=code)
-    user_model = get_user_model()
+    user_model = User
     owner = user_model.objects.filter(is_superuser=True).order_by("pk").first()
     if owner is None:
         owner = user_model(username=OWNER_USERNAME, is_staff=True, is_superuser=True)

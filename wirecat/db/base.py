@@ -59,7 +59,7 @@ Database.register_adapter(datetime.date, _adapt_date)
 Database.register_adapter(datetime.datetime, _adapt_datetime)
 
 
-class CursorWrapper(Database.Cursor):  # type: ignore[misc,name-defined]
+class CursorWrapper(Database.Cursor):  # type: ignore[name-defined]
     """Django speaks "format"/"pyformat" parameters; SQLite wants "qmark"/"named"."""
 
     def execute(self, query: str, params: Any = None) -> Any:
@@ -85,6 +85,8 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
     display_name = "SQLite (WireCat)"
     Database = Database
     features_class = DatabaseFeatures
+    transaction_mode: str | None
+    init_commands: list[str]
 
     def get_connection_params(self) -> dict[str, Any]:
         params: dict[str, Any] = super().get_connection_params()

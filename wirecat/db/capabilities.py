@@ -31,11 +31,17 @@ REQUIRED: list[Capability] = [
     Capability("FTS5", ("CREATE VIRTUAL TABLE temp.cap_fts5 USING fts5(x)",)),
     Capability(
         "FTS5 unicode61 tokenizer with remove_diacritics 2",
-        ("CREATE VIRTUAL TABLE temp.cap_u61 USING fts5(x, tokenize='unicode61 remove_diacritics 2')",),
+        (
+            "CREATE VIRTUAL TABLE temp.cap_u61 USING fts5("
+            "x, tokenize='unicode61 remove_diacritics 2')",
+        ),
     ),
     Capability(
         "FTS5 trigram tokenizer",
-        ("CREATE VIRTUAL TABLE temp.cap_tri USING fts5(x, tokenize='trigram remove_diacritics 1')",),
+        (
+            "CREATE VIRTUAL TABLE temp.cap_tri USING fts5("
+            "x, tokenize='trigram remove_diacritics 1')",
+        ),
     ),
     Capability(
         "FTS5 contentless_delete",

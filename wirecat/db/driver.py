@@ -12,12 +12,12 @@ from types import ModuleType
 
 def load_driver() -> ModuleType:
     try:
-        import sqlean.dbapi2 as driver  # type: ignore[import-untyped]  # Linux, macOS, Windows
+        import sqlean.dbapi2 as driver  # Linux, macOS, Windows
     except ImportError:  # pragma: no cover - depends on the platform's wheels
         try:
-            import pysqlite3.dbapi2 as driver  # type: ignore[import-not-found,no-redef]
+            import pysqlite3.dbapi2 as driver
         except ImportError:
-            import sqlite3 as driver  # type: ignore[no-redef]
+            import sqlite3 as driver
     return driver
 
 

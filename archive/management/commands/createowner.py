@@ -13,7 +13,9 @@ class Command(BaseCommand):
     help = "Print a one-time login link (valid for an hour) to set the owner's password."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--base-url", help="Address the browser will use (default WIRECAT_BASE_URL).")
+        parser.add_argument(
+            "--base-url", help="Address the browser will use (default WIRECAT_BASE_URL)."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         issued = login_code_issue(base_url=options.get("base_url"))

@@ -20,8 +20,11 @@ class Command(BaseCommand):
     help = "Prepare the store and run web server + Celery worker + beat in the foreground."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--prepare-only", action="store_true",
-                            help="Migrate and collect static files, then exit.")
+        parser.add_argument(
+            "--prepare-only",
+            action="store_true",
+            help="Migrate and collect static files, then exit.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         self.stdout.write(f"State folder: {settings.STATE_DIR}")
@@ -35,8 +38,10 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS(f"  {issued.url}"))
             self.stdout.write("")
         else:
-            self.stdout.write(f"Sign in at {settings.BASE_URL}/login/ "
-                              "(forgot the password? `wirecat createowner`).")
+            self.stdout.write(
+                f"Sign in at {settings.BASE_URL}/login/ "
+                "(forgot the password? `wirecat createowner`)."
+            )
         if options["prepare_only"]:
             return
         bin_dir = str(Path(sys.executable).parent)
@@ -46,4 +51,7 @@ class Command(BaseCommand):
             raise CommandError("honcho is not installed; run `make run` or `pip install -e .`.")
         procfile = Path(settings.BASE_DIR) / "Procfile"
         sys.stdout.flush()
-        os.execv(honcho, [honcho, "-f", str(procfile), "-d", str(settings.BASE_DIR), "start"])
+        # Replace this process, so Ctrl-C and signals reach honcho and its children directly.
+        os.execv(  # noqa: S606 - fixed program and arguments, no user input
+            honcho, [honcho, "-f", str(procfile), "-d", str(settings.BASE_DIR), "start"]
+        )
