@@ -1,0 +1,222 @@
+"""The single write path: idempotence, edits, tombstones, atomicity, cursor, FTS sync."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+
+from archive.domain import (
+    MAX_BATCH_MESSAGES,
+    AttachmentRecord,
+    Batch,
+    DeletionRecord,
+    MessageRecord,
+)
+from archive.models import (
+    Account,
+    Attachment,
+    Chat,
+    ConnectorState,
+    Identity,
+    Message,
+    MessageRevision,
+    WriteOutsideSink,
+)
+from archive.sink import batch_record, message_purge
+from tests.factories import ACCOUNT, T0, batch, message
+from wirecat.errors import Invalid
+
+pytestmark = pytest.mark.django_db
+
+
+def fts_rowids(table: str, query: str) -> set[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s", [query])
+        return {row[0] for row in cursor.fetchall()}
+
+
+def fts_integrity(table: str) -> None:
+    """FTS5's own check that the index matches the content table (raises if not)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+
+
+def test_first_delivery_records_everything() -> None:
+    result = batch_record(
+        batch=batch(message("1", "hello world"), message("2", "second", minutes=1))
+    )
+    assert (result.added, result.updated, result.unchanged, result.tombstoned) == (2, 0, 0, 0)
+    account = Account.objects.get(provider="testnet", external_id="acct-1")
+    assert account.owner_identity is not None
+    assert account.owner_identity.display_name == "Owner Person"
+    chat = Chat.objects.get(account=account, external_id="chat-1")
+    assert chat.message_count == 2
+    assert chat.last_message_at == T0 + timedelta(minutes=1)
+    first = Message.objects.get(external_id="1")
+    assert first.public_id.startswith("msg_") and len(first.public_id) == 30
+    assert first.sender is not None and first.sender.phone == "+15550001"
+
+
+def test_redelivery_changes_nothing() -> None:
+    records = batch(message("1", "hello"), message("2", "there", minutes=1))
+    batch_record(batch=records)
+    before = list(Message.objects.order_by("id").values())
+    again = batch_record(batch=records)
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 2)
+    assert list(Message.objects.order_by("id").values()) == before
+    assert MessageRevision.objects.count() == 0
+    assert Chat.objects.get().message_count == 2
+
+
+def test_same_id_twice_in_one_batch_is_one_message() -> None:
+    result = batch_record(batch=batch(message("1", "first"), message("1", "first, fixed")))
+    assert result.added == 1
+    assert Message.objects.get().text == "first, fixed"
+
+
+def test_edit_keeps_old_text_as_revision() -> None:
+    batch_record(batch=batch(message("1", "original words")))
+    edited_at = T0 + timedelta(hours=1)
+    result = batch_record(batch=batch(message("1", "corrected words", edited_at=edited_at)))
+    assert (result.added, result.updated) == (0, 1)
+    msg = Message.objects.get()
+    assert msg.text == "corrected words"
+    assert msg.edited_at == edited_at
+    assert list(msg.revisions.values_list("text", flat=True)) == ["original words"]
+    # Re-delivering the older snapshot does not flip the text back.
+    stale = batch_record(batch=batch(message("1", "original words")))
+    assert stale.unchanged == 1
+    assert Message.objects.get().text == "corrected words"
+
+
+def test_deletion_is_a_tombstone_keeping_text() -> None:
+    batch_record(batch=batch(message("1", "keep me")))
+    gone = T0 + timedelta(days=1)
+    result = batch_record(
+        batch=batch(
+            deletions=(DeletionRecord(chat_external_id="chat-1", external_id="1", deleted_at=gone),)
+        )
+    )
+    assert result.tombstoned == 1
+    msg = Message.objects.get()
+    assert msg.deleted_at == gone
+    assert msg.text == "keep me"
+    assert Message.objects.visible().count() == 0
+
+
+def test_reply_links_even_when_parent_arrives_later() -> None:
+    batch_record(batch=batch(message("2", "answer", reply_to_external_id="1", minutes=1)))
+    assert Message.objects.get(external_id="2").reply_to is None
+    batch_record(batch=batch(message("1", "question")))
+    reply = Message.objects.get(external_id="2")
+    assert reply.reply_to == Message.objects.get(external_id="1")
+
+
+def test_cursor_advances_with_the_batch() -> None:
+    batch_record(batch=batch(message("1"), cursor={"offset": 10}))
+    assert ConnectorState.objects.get().cursor == {"offset": 10}
+    batch_record(batch=batch(message("2", minutes=1), cursor={"offset": 20}))
+    assert ConnectorState.objects.get().cursor == {"offset": 20}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_failure_mid_batch_leaves_nothing_and_keeps_cursor() -> None:
+    batch_record(batch=batch(message("1"), cursor={"offset": 1}))
+    snapshot = (Message.objects.count(), Chat.objects.count(), Identity.objects.count())
+    # The attachment size overflows SQLite's 64-bit integer: the database refuses the row
+    # after the batch's chat, identities and messages were already written.
+    broken = batch(
+        message("2", "new words", chat="chat-2"),
+        message(
+            "3", "more", chat="chat-2", attachments=(AttachmentRecord(file_name="x", size=2**70),)
+        ),
+        cursor={"offset": 3},
+    )
+    with pytest.raises(OverflowError):
+        batch_record(batch=broken)
+    assert (Message.objects.count(), Chat.objects.count(), Identity.objects.count()) == snapshot
+    assert not Chat.objects.filter(external_id="chat-2").exists()
+    assert ConnectorState.objects.get().cursor == {"offset": 1}
+    assert fts_rowids("message_fts", '"words"') == set()
+
+
+def test_invalid_records_are_refused_before_any_write() -> None:
+    naive = MessageRecord(
+        chat_external_id="chat-1", external_id="1", sent_at=T0.replace(tzinfo=None)
+    )
+    with pytest.raises(Invalid, match="timezone-aware"):
+        batch_record(batch=batch(naive))
+    with pytest.raises(Invalid, match="unknown direction"):
+        batch_record(batch=batch(message("1", direction="sideways")))
+    with pytest.raises(Invalid, match="at most"):
+        batch_record(batch=batch(*(message(str(i)) for i in range(MAX_BATCH_MESSAGES + 1))))
+    with pytest.raises(Invalid, match="neither in the batch nor known"):
+        batch_record(batch=Batch(account=ACCOUNT, messages=(message("1", chat="nowhere"),)))
+    assert Account.objects.count() == 0
+
+
+def test_attachments_recorded_once() -> None:
+    att = AttachmentRecord(
+        external_id="a1", file_name="photo.jpg", mime_type="image/jpeg", size=10, sha256="ab" * 32
+    )
+    batch_record(batch=batch(message("1", "look", attachments=(att,))))
+    batch_record(batch=batch(message("1", "look", attachments=(att,))))
+    row = Attachment.objects.get()
+    assert row.public_id.startswith("att_")
+    assert row.file_name == "photo.jpg"
+
+
+def test_fts_indexes_follow_insert_edit_tombstone_and_purge() -> None:
+    batch_record(
+        batch=batch(
+            message("1", "Crème brûlée recipe at https://example.org/x"),
+            message("2", "other", minutes=1),
+        )
+    )
+    rowid = Message.objects.get(external_id="1").pk
+    # words: case and diacritics folded
+    assert fts_rowids("message_fts", '"creme" "brulee"') == {rowid}
+    # trigram: substrings inside words and URLs
+    assert fts_rowids("message_trigram", '"mple.or"') == {rowid}
+
+    batch_record(batch=batch(message("1", "Tiramisu instead", edited_at=T0 + timedelta(hours=1))))
+    assert fts_rowids("message_fts", '"creme"') == set()
+    assert fts_rowids("message_fts", '"tiramisu"') == {rowid}
+    assert fts_rowids("message_trigram", '"amis"') == {rowid}
+
+    batch_record(batch=batch(deletions=(DeletionRecord("chat-1", "1", T0 + timedelta(days=1)),)))
+    assert fts_rowids("message_fts", '"tiramisu"') == {
+        rowid
+    }  # tombstones stay findable (is:deleted)
+
+    assert message_purge(message_ids=[rowid]) == 1
+    assert fts_rowids("message_fts", '"tiramisu"') == set()
+    assert fts_rowids("message_trigram", '"amis"') == set()
+    assert Chat.objects.get().message_count == 1
+    for table in ("message_fts", "message_trigram"):
+        fts_integrity(table)
+
+
+def test_fts_triggers_exist() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        names = {row[0] for row in cursor.fetchall()}
+    for table in ("message_fts", "message_trigram"):
+        assert {f"{table}_ai", f"{table}_ad", f"{table}_au"} <= names
+
+
+def test_message_rows_refuse_writes_outside_the_sink() -> None:
+    batch_record(batch=batch(message("1")))
+    msg = Message.objects.get()
+    msg.text = "sneaky"
+    with pytest.raises(WriteOutsideSink):
+        msg.save()
+    with pytest.raises(WriteOutsideSink):
+        Message.objects.filter(pk=msg.pk).update(text="sneaky")
+    with pytest.raises(WriteOutsideSink):
+        Message.objects.filter(pk=msg.pk).delete()
+    with pytest.raises(WriteOutsideSink):
+        Message.objects.create(account=msg.account, chat=msg.chat, external_id="x", sent_at=T0)
+    assert Message.objects.get().text == "hello"

@@ -1,0 +1,48 @@
+"""Shared fixtures. Tests run the real migrations on a real SQLite file (never in memory,
+never --no-migrations), with the bundled SQLite the backend uses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings as django_settings
+from django.test import Client
+
+from archive.services.owner import login_code_issue, owner_set_password
+
+OWNER_PASSWORD = "correct horse battery staple"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Pages render {% static %} without running collectstatic first; the hashed-manifest
+    # storage that production uses is exercised by `wirecat start` instead.
+    django_settings.STORAGES = {
+        **django_settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+@pytest.fixture(autouse=True)
+def _state_dir(settings: Any, tmp_path: Path) -> Iterator[Path]:
+    """Blobs and other state files of a test go to its own folder."""
+    state = tmp_path / "state"
+    state.mkdir()
+    settings.STATE_DIR = state
+    settings.BLOB_DIR = state / "blobs"
+    yield state
+
+
+@pytest.fixture
+def owner(db: None) -> Any:
+    issued = login_code_issue()
+    return owner_set_password(code=issued.code, password=OWNER_PASSWORD)
+
+
+@pytest.fixture
+def owner_client(owner: Any) -> Client:
+    client = Client()
+    client.force_login(owner)
+    return client
