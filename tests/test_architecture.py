@@ -42,12 +42,14 @@ def message_writes(tree: ast.AST) -> list[int]:
     """Lines that call a write method on `Message.objects…` or name a Message table in SQL."""
     lines = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in WRITE_METHODS and "Message.objects" in ast.unparse(
-                node.func.value
-            ):
-                if "MessageRevision" not in ast.unparse(node.func.value):
-                    lines.append(node.lineno)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in WRITE_METHODS
+        ):
+            receiver = ast.unparse(node.func.value)
+            if "Message.objects" in receiver and "MessageRevision" not in receiver:
+                lines.append(node.lineno)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             sql = " ".join(node.value.upper().split())
             for verb in (
