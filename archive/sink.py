@@ -320,6 +320,7 @@ def batch_record(*, batch: Batch) -> BatchResult:
 
         new_messages: list[Message] = []
         new_records: list[MessageRecord] = []
+        new_by_key: dict[tuple[str, str], Message] = {}
         changed_messages: list[Message] = []
         revisions: list[MessageRevision] = []
         attachments: list[Attachment] = []
@@ -345,6 +346,7 @@ def batch_record(*, batch: Batch) -> BatchResult:
                     )
                 )
                 new_records.append(record)
+                new_by_key[key] = new_messages[-1]
                 continue
             message = found
             changed, tombstoned = _apply_update(message, record, ctx, revisions, now)
@@ -365,6 +367,12 @@ def batch_record(*, batch: Batch) -> BatchResult:
 
         for deletion in batch.deletions:
             key = (deletion.chat_external_id, deletion.external_id)
+            fresh = new_by_key.get(key)
+            if fresh is not None:  # added and deleted within one batch
+                if fresh.deleted_at is None:
+                    fresh.deleted_at = deletion.deleted_at
+                    result.tombstoned += 1
+                continue
             gone = existing.get(key)
             if gone is not None and gone.deleted_at is None:
                 gone.deleted_at = deletion.deleted_at
