@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import F, Prefetch, Q, QuerySet
 from django.utils import timezone
 
@@ -42,10 +43,12 @@ class WorkerStatus:
     alive: bool
 
 
-def worker_status(*, stale_after: timedelta = timedelta(minutes=2)) -> WorkerStatus | None:
+def worker_status() -> WorkerStatus | None:
+    """The most recent worker heartbeat; "alive" while it is younger than a few beats."""
     beat = WorkerHeartbeat.objects.order_by("-seen_at").first()
     if beat is None:
         return None
+    stale_after = timedelta(seconds=max(90, 4 * settings.HEARTBEAT_SECONDS))
     age = timezone.now() - beat.seen_at
     return WorkerStatus(
         hostname=beat.hostname,
