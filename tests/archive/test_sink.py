@@ -220,3 +220,22 @@ def test_message_rows_refuse_writes_outside_the_sink() -> None:
     with pytest.raises(WriteOutsideSink):
         Message.objects.create(account=msg.account, chat=msg.chat, external_id="x", sent_at=T0)
     assert Message.objects.get().text == "hello"
+
+
+def test_added_and_deleted_in_one_batch_is_a_tombstone() -> None:
+    result = batch_record(
+        batch=batch(
+            message("1", "brief"),
+            deletions=(DeletionRecord("chat-1", "1", T0 + timedelta(minutes=5)),),
+        )
+    )
+    assert (result.added, result.tombstoned) == (1, 1)
+    assert Message.objects.get().deleted_at == T0 + timedelta(minutes=5)
+
+
+def test_text_is_normalised_and_raw_kept() -> None:
+    decomposed = "Cafe\u0301 \x00ok"
+    batch_record(batch=batch(message("1", decomposed, raw_json='{"text": "Cafe\\u0301"}')))
+    msg = Message.objects.get()
+    assert msg.text == "Caf\u00e9 ok"
+    assert msg.raw_json == '{"text": "Cafe\\u0301"}'
