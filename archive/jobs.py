@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
+from celery.signals import worker_ready
 
 from archive.services.store import heartbeat_record
 from archive.services.store import store_optimize as store_optimize_service
@@ -19,3 +22,9 @@ def heartbeat() -> str:
 def store_optimize() -> str:
     """Nightly: FTS optimize on every index, then PRAGMA optimize."""
     return "; ".join(store_optimize_service())
+
+
+@worker_ready.connect
+def _heartbeat_when_ready(**_: Any) -> None:
+    """A freshly started worker shows on the dashboard at once, not a beat later."""
+    heartbeat.delay()

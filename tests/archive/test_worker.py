@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -63,11 +64,13 @@ def celery_worker(broker_url: str, state_dir: Path) -> Iterator[subprocess.Popen
         log.close()
 
 
-def wait_for_heartbeat(pid: int, state_dir: Path, timeout: float = 60) -> WorkerHeartbeat:
+def wait_for_heartbeat(
+    pid: int, state_dir: Path, after: datetime | None = None, timeout: float = 60
+) -> WorkerHeartbeat:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         beat = WorkerHeartbeat.objects.filter(pid=pid).first()
-        if beat is not None:
+        if beat is not None and (after is None or beat.seen_at > after):
             return beat
         time.sleep(0.2)
     log = (state_dir / "worker.log").read_text(errors="replace")
@@ -79,8 +82,11 @@ def wait_for_heartbeat(pid: int, state_dir: Path, timeout: float = 60) -> Worker
 def run_heartbeat_through(broker_url: str, state_dir: Path) -> WorkerHeartbeat:
     sender = Celery("test-sender", broker=broker_url)
     with celery_worker(broker_url, state_dir) as proc:
+        # A worker announces itself when ready (a job it queues for itself)…
+        ready = wait_for_heartbeat(proc.pid, state_dir)
+        # …and runs a job sent from another process.
         sender.send_task("archive.jobs.heartbeat")
-        beat = wait_for_heartbeat(proc.pid, state_dir)
+        beat = wait_for_heartbeat(proc.pid, state_dir, after=ready.seen_at)
     assert proc.returncode is not None
     return beat
 
