@@ -214,3 +214,16 @@ def test_chat_page_query_count_is_bounded(
     chat = Chat.objects.get()
     with django_assert_max_num_queries(8):
         assert owner_client.get(f"/chats/{chat.pk}/").status_code == 200
+
+
+def test_admin_site_for_the_owner(owner_client: Client) -> None:
+    fill_chat(3)
+    assert owner_client.get("/admin/").status_code == 200
+    assert owner_client.get("/admin/archive/message/").status_code == 200
+    assert owner_client.get("/admin/django_celery_beat/periodictask/").status_code == 200
+    msg = Message.objects.first()
+    assert msg is not None
+    # Messages are the sink's alone: the admin shows them read-only.
+    assert owner_client.get("/admin/archive/message/add/").status_code == 403
+    page = owner_client.get(f"/admin/archive/message/{msg.pk}/change/")
+    assert page.status_code == 200 and b'name="_save"' not in page.content
