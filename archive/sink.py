@@ -318,6 +318,12 @@ def batch_record(*, batch: Batch) -> BatchResult:
             for message in Message.objects.filter(chat=chat, external_id__in=ids):
                 existing[(chat_ext, message.external_id)] = message
 
+        attachment_keys: dict[int, set[str]] = {}
+        for message_id, key in Attachment.objects.filter(
+            message_id__in=[m.pk for m in existing.values()]
+        ).values_list("message_id", "external_id"):
+            attachment_keys.setdefault(message_id, set()).add(key)
+
         new_messages: list[Message] = []
         new_records: list[MessageRecord] = []
         new_by_key: dict[tuple[str, str], Message] = {}
@@ -350,7 +356,7 @@ def batch_record(*, batch: Batch) -> BatchResult:
                 continue
             message = found
             changed, tombstoned = _apply_update(message, record, ctx, revisions, now)
-            have = set(message.attachments.values_list("external_id", flat=True))
+            have = attachment_keys.setdefault(message.pk, set())
             extra = _new_attachments(message, record.attachments, have)
             attachments.extend(extra)
             if changed or tombstoned:

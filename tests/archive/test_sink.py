@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -239,3 +240,21 @@ def test_text_is_normalised_and_raw_kept() -> None:
     msg = Message.objects.get()
     assert msg.text == "Caf\u00e9 ok"
     assert msg.raw_json == '{"text": "Cafe\\u0301"}'
+
+
+def test_redelivery_cost_does_not_grow_with_the_batch(django_assert_max_num_queries: Any) -> None:
+    records = batch(
+        *[
+            message(
+                str(i),
+                f"text {i}",
+                minutes=i,
+                attachments=(AttachmentRecord(external_id=f"a{i}", file_name=f"{i}.bin"),),
+            )
+            for i in range(300)
+        ]
+    )
+    batch_record(batch=records)
+    with django_assert_max_num_queries(20):
+        result = batch_record(batch=records)
+    assert result.unchanged == 300
