@@ -319,10 +319,10 @@ def batch_record(*, batch: Batch) -> BatchResult:
                 existing[(chat_ext, message.external_id)] = message
 
         attachment_keys: dict[int, set[str]] = {}
-        for message_id, key in Attachment.objects.filter(
+        for message_id, att_key in Attachment.objects.filter(
             message_id__in=[m.pk for m in existing.values()]
         ).values_list("message_id", "external_id"):
-            attachment_keys.setdefault(message_id, set()).add(key)
+            attachment_keys.setdefault(message_id, set()).add(att_key)
 
         new_messages: list[Message] = []
         new_records: list[MessageRecord] = []
