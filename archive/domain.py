@@ -4,9 +4,10 @@ what only one provider has travels in `metadata` / `raw_json`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, BinaryIO
 
 MAX_BATCH_MESSAGES = 5_000
 
@@ -42,7 +43,10 @@ class ChatRecord:
 
 @dataclass(frozen=True)
 class AttachmentRecord:
-    """An attachment whose bytes (if any) are already in the blob store (`archive.blobs`)."""
+    """An attachment. `blob_path`/`sha256` are set once its bytes are in the blob store;
+    an importer sets `content` instead (an opener of the export's bytes) and the import
+    service copies them into the store before the batch's transaction. Neither set: the
+    export said the file was not included, and only this metadata row is kept."""
 
     external_id: str = ""
     file_name: str = ""
@@ -51,6 +55,7 @@ class AttachmentRecord:
     sha256: str = ""
     blob_path: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    content: Callable[[], BinaryIO] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

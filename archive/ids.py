@@ -15,3 +15,7 @@ def new_message_id() -> str:
 
 def new_attachment_id() -> str:
     return new_public_id("att")
+
+
+def new_import_id() -> str:
+    return new_public_id("imp")

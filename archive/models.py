@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db import models
 
-from archive.ids import new_attachment_id, new_message_id
+from archive.ids import new_attachment_id, new_import_id, new_message_id
 
 _sink_active: contextvars.ContextVar[bool] = contextvars.ContextVar("sink_active", default=False)
 
@@ -310,3 +310,54 @@ class LoginCode(models.Model):
 
     def __str__(self) -> str:
         return f"login code created {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class ImportStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class ImportJob(models.Model):
+    """One export being poured into the archive: progress, counts, errors, a resume point.
+
+    `position` is how many of the export's messages are recorded; it advances in the same
+    transaction as each batch, so a killed import resumes exactly where it stopped.
+    """
+
+    public_id = models.CharField(max_length=32, unique=True, default=new_import_id, editable=False)
+    source = models.CharField(max_length=1000)  # a path on the server, or the stored upload
+    source_name = models.CharField(max_length=255, blank=True)  # what the owner picked
+    fingerprint = models.CharField(max_length=64, blank=True, db_index=True)
+    format = models.CharField(max_length=32, blank=True)
+    account_name = models.CharField(max_length=255, blank=True)
+    status = models.CharField(
+        max_length=16, choices=ImportStatus.choices, default=ImportStatus.QUEUED, db_index=True
+    )
+    total = models.PositiveIntegerField(null=True, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    added = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    tombstoned = models.PositiveIntegerField(default=0)
+    skipped = models.JSONField(default=dict, blank=True)  # reason -> count
+    errors = models.JSONField(default=list, blank=True)  # messages naming file and position
+    cancel_requested = models.BooleanField(default=False)
+    worker_pid = models.IntegerField(null=True, blank=True)
+    chats = models.ManyToManyField(Chat, blank=True, related_name="imports")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} {self.source_name or self.source}"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (ImportStatus.DONE, ImportStatus.FAILED, ImportStatus.CANCELLED)

@@ -177,6 +177,13 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Messages per import batch (one transaction each); bounded by the sink's batch limit.
+IMPORT_BATCH_SIZE = int(os.environ.get("WIRECAT_IMPORT_BATCH", "2000"))
+# Uploaded exports are streamed to disk here, never held in memory.
+UPLOAD_DIR = STATE_DIR / "uploads"
+FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
+FILE_UPLOAD_TEMP_DIR = str(UPLOAD_DIR)
+UPLOAD_DIR.mkdir(parents=True, exist_ok=True)
 HEARTBEAT_SECONDS = int(os.environ.get("WIRECAT_HEARTBEAT_SECONDS", "30"))
 
 LOGGING = {

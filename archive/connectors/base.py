@@ -1,0 +1,123 @@
+"""What every export reader implements, and the helpers they share."""
+
+from __future__ import annotations
+
+import zipfile
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO, ClassVar, Protocol
+
+from archive.domain import AccountRecord, ChatRecord, IdentityRecord, MessageRecord
+from wirecat.errors import Invalid
+
+
+class FormatError(Invalid):
+    """The export is malformed. The message names the file and the position."""
+
+    def __init__(self, path: Path | str, position: str, problem: str) -> None:
+        self.path = str(path)
+        self.position = position
+        self.problem = problem
+        super().__init__(f"{Path(path).name}, {position}: {problem}")
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    """One message of an export, with the chat it belongs to and the people it mentions."""
+
+    chat: ChatRecord
+    message: MessageRecord
+    identities: tuple[IdentityRecord, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    account_name: str | None = None  # `--account NAME`: the owner's account these belong to
+
+
+@dataclass
+class ExportStream:
+    """An opened export: the account it belongs to, and its messages as a stream."""
+
+    format: str
+    account: AccountRecord
+    items: Iterator[ImportItem]
+    total: int | None = None  # messages in the export, when the format tells
+    skipped: Counter[str] = field(default_factory=Counter)  # reason -> count, filled as read
+
+
+class ExportReader(Protocol):
+    format: ClassVar[str]  # short name, e.g. "telegram"
+    label: ClassVar[str]  # what the owner calls it, e.g. "Telegram Desktop export (result.json)"
+
+    def detect(self, path: Path) -> bool:
+        """True when `path` (a file or folder) holds this format. Reads content, not names."""
+        ...
+
+    def open(self, path: Path, options: ReadOptions) -> ExportStream: ...
+
+
+def safe_member(root: Path, relative: str) -> Path | None:
+    """`relative` (a path an export names) inside `root`, or None when it would escape it
+    (absolute paths, `..`, symlinks out) or does not exist. Windows separators accepted."""
+    cleaned = relative.replace("\\", "/").strip()
+    if not cleaned or cleaned.startswith("/") or (len(cleaned) > 1 and cleaned[1] == ":"):
+        return None
+    parts = PurePosixPath(cleaned).parts
+    if any(part in ("..", "") for part in parts):
+        return None
+    candidate = root.joinpath(*parts)
+    try:
+        resolved = candidate.resolve(strict=True)
+        resolved.relative_to(root.resolve())
+    except (OSError, ValueError):
+        return None
+    return resolved if resolved.is_file() else None
+
+
+def safe_zip_member(archive: zipfile.ZipFile, relative: str) -> zipfile.ZipInfo | None:
+    """The zip entry an export names, refusing absolute paths and `..` (zip slip)."""
+    cleaned = relative.replace("\\", "/")
+    while cleaned.startswith("./"):
+        cleaned = cleaned[2:]
+    if not cleaned or cleaned.startswith("/") or ".." in PurePosixPath(cleaned).parts:
+        return None
+    try:
+        info = archive.getinfo(cleaned)
+    except KeyError:
+        return None
+    return None if info.is_dir() else info
+
+
+def file_opener(path: Path) -> Any:
+    def _open() -> BinaryIO:
+        return path.open("rb")
+
+    return _open
+
+
+def zip_opener(archive_path: Path, member: str) -> Any:
+    def _open() -> BinaryIO:
+        # A fresh ZipFile per call: the caller reads and closes the member stream.
+        handle = zipfile.ZipFile(archive_path)
+        stream = handle.open(member)
+        stream_close = stream.close
+
+        def close() -> None:
+            stream_close()
+            handle.close()
+
+        stream.close = close  # type: ignore[method-assign]
+        return stream  # type: ignore[return-value]
+
+    return _open
+
+
+def read_head(path: Path, size: int = 4096) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return b""

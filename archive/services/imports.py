@@ -1,0 +1,288 @@
+"""Importing export files: one ImportJob per file, read by the format's connector, written
+in bounded batches through the single write path, resumable from the last batch.
+
+The job's `position` (messages of the export already recorded) and its counters advance in
+the same transaction as each batch, so an import killed at any point and started again
+ends exactly as an uninterrupted run would: the reader is read again from the start and
+the first `position` messages are passed over without writing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from archive.blobs import blob_put
+from archive.connectors.base import ExportStream, FormatError, ImportItem, ReadOptions
+from archive.connectors.registry import reader_for
+from archive.domain import AttachmentRecord, Batch, ChatRecord, IdentityRecord, MessageRecord
+from archive.models import Chat, ImportJob, ImportStatus
+from archive.sink import batch_record
+from wirecat.errors import Conflict, Invalid, NotFound
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[ImportJob], None]
+RESUMABLE = (ImportStatus.QUEUED, ImportStatus.RUNNING, ImportStatus.FAILED, ImportStatus.CANCELLED)
+
+
+def _fingerprint(path: Path) -> str:
+    """Identifies "the same export again": its absolute path, size and modification time."""
+    resolved = path.resolve()
+    parts = [str(resolved)]
+    entries = sorted(resolved.rglob("*")) if resolved.is_dir() else [resolved]
+    for entry in entries[:10_000]:
+        try:
+            stat = entry.stat()
+        except OSError:
+            continue
+        parts.append(f"{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def import_job_create(
+    *,
+    source: Path,
+    source_name: str = "",
+    format_name: str | None = None,
+    account_name: str | None = None,
+    resume: bool = True,
+) -> ImportJob:
+    """A job for `source`, or the unfinished job of the same export to resume.
+
+    Refuses, naming the accepted formats, a file no reader recognises.
+    """
+    reader = reader_for(source, format_name)
+    fingerprint = _fingerprint(source)
+    if resume:
+        earlier = (
+            ImportJob.objects.filter(
+                fingerprint=fingerprint, format=reader.format, status__in=RESUMABLE
+            )
+            .order_by("-created_at")
+            .first()
+        )
+        if earlier is not None and not (
+            earlier.status == ImportStatus.RUNNING and _pid_alive(earlier.worker_pid)
+        ):
+            return earlier
+    return ImportJob.objects.create(
+        source=str(source),
+        source_name=source_name or source.name,
+        fingerprint=fingerprint,
+        format=reader.format,
+        account_name=account_name or "",
+    )
+
+
+def import_job_cancel(*, public_id: str) -> ImportJob:
+    """Ask a running import to stop after its current batch (a queued one stops at once)."""
+    job = ImportJob.objects.filter(public_id=public_id).first()
+    if job is None:
+        raise NotFound(f"import {public_id!r} does not exist")
+    if job.finished:
+        raise Conflict(f"import {public_id} has already ended ({job.get_status_display()})")
+    ImportJob.objects.filter(pk=job.pk).update(cancel_requested=True)
+    if job.status == ImportStatus.QUEUED:
+        ImportJob.objects.filter(pk=job.pk).update(
+            status=ImportStatus.CANCELLED, finished_at=timezone.now()
+        )
+    job.refresh_from_db()
+    return job
+
+
+def import_job_resume(*, public_id: str) -> ImportJob:
+    """Put a failed or cancelled import back in the queue; it continues where it stopped."""
+    job = ImportJob.objects.filter(public_id=public_id).first()
+    if job is None:
+        raise NotFound(f"import {public_id!r} does not exist")
+    if job.status not in (ImportStatus.FAILED, ImportStatus.CANCELLED):
+        raise Conflict(f"import {public_id} is {job.get_status_display().lower()}, not resumable")
+    ImportJob.objects.filter(pk=job.pk).update(
+        status=ImportStatus.QUEUED, cancel_requested=False, finished_at=None
+    )
+    job.refresh_from_db()
+    return job
+
+
+def _claim(job_id: int) -> ImportJob:
+    with transaction.atomic():
+        job = ImportJob.objects.filter(pk=job_id).first()
+        if job is None:
+            raise NotFound(f"import job {job_id} does not exist")
+        if (
+            job.status == ImportStatus.RUNNING
+            and job.worker_pid != os.getpid()
+            and _pid_alive(job.worker_pid)
+        ):
+            raise Conflict(f"import {job.public_id} is already running (process {job.worker_pid})")
+        job.status = ImportStatus.RUNNING
+        job.worker_pid = os.getpid()
+        job.started_at = job.started_at or timezone.now()
+        job.finished_at = None
+        job.save(update_fields=["status", "worker_pid", "started_at", "finished_at", "updated_at"])
+    return job
+
+
+def _stage(attachment: AttachmentRecord, skipped: dict[str, int]) -> AttachmentRecord:
+    """Copy the export's bytes into the blob store (outside any write transaction)."""
+    if attachment.content is None or attachment.blob_path:
+        return attachment
+    try:
+        with attachment.content() as stream:
+            stored = blob_put(stream)
+    except (OSError, KeyError) as exc:
+        skipped["attachment file missing from the export"] = (
+            skipped.get("attachment file missing from the export", 0) + 1
+        )
+        log.info("attachment %r not readable: %s", attachment.file_name, exc)
+        return dataclasses.replace(
+            attachment, content=None, metadata={**attachment.metadata, "file_missing": True}
+        )
+    return dataclasses.replace(
+        attachment,
+        content=None,
+        sha256=stored.sha256,
+        size=stored.size,
+        blob_path=stored.path,
+    )
+
+
+def _batch_of(stream: ExportStream, items: Iterable[ImportItem], skipped: dict[str, int]) -> Batch:
+    chats: dict[str, ChatRecord] = {}
+    identities: dict[str, IdentityRecord] = {}
+    messages: list[MessageRecord] = []
+    for item in items:
+        chats[item.chat.external_id] = item.chat
+        for identity in item.identities:
+            identities[identity.external_id] = identity
+        message = item.message
+        if any(a.content is not None for a in message.attachments):
+            message = dataclasses.replace(
+                message, attachments=tuple(_stage(a, skipped) for a in message.attachments)
+            )
+        messages.append(message)
+    return Batch(
+        account=stream.account,
+        chats=tuple(chats.values()),
+        identities=tuple(identities.values()),
+        messages=tuple(messages),
+    )
+
+
+def _write(job: ImportJob, stream: ExportStream, items: list[ImportItem], position: int) -> None:
+    staged_skips: dict[str, int] = {}
+    batch = _batch_of(stream, items, staged_skips)
+    with transaction.atomic():
+        result = batch_record(batch=batch)
+        ImportJob.objects.filter(pk=job.pk).update(
+            position=position,
+            added=F("added") + result.added,
+            updated=F("updated") + result.updated,
+            unchanged=F("unchanged") + result.unchanged,
+            tombstoned=F("tombstoned") + result.tombstoned,
+            updated_at=timezone.now(),
+        )
+        chat_ids = Chat.objects.filter(
+            account__provider=stream.account.provider,
+            account__external_id=stream.account.external_id,
+            external_id__in=[c.external_id for c in batch.chats],
+        ).values_list("id", flat=True)
+        job.chats.add(*chat_ids)
+    for reason, count in staged_skips.items():
+        stream.skipped[reason] += count
+
+
+def import_run(
+    *, job_id: int, progress: Progress | None = None, batch_size: int | None = None
+) -> ImportJob:
+    """Run (or resume) one import to its end, failure or cancellation."""
+    size = min(batch_size or settings.IMPORT_BATCH_SIZE, 5_000)
+    job = _claim(job_id)
+    if job.cancel_requested:
+        return _finish(job, ImportStatus.CANCELLED)
+    stream: ExportStream | None = None
+    try:
+        reader = reader_for(Path(job.source), job.format or None)
+        stream = reader.open(Path(job.source), ReadOptions(account_name=job.account_name or None))
+        ImportJob.objects.filter(pk=job.pk).update(total=stream.total, format=stream.format)
+        job.refresh_from_db()
+        if progress:
+            progress(job)
+        already = job.position
+        seen = 0
+        pending: list[ImportItem] = []
+        for item in stream.items:
+            seen += 1
+            if seen <= already:
+                continue
+            pending.append(item)
+            if len(pending) >= size:
+                _write(job, stream, pending, seen)
+                pending = []
+                job.refresh_from_db()
+                _save_skips(job, stream)
+                if progress:
+                    progress(job)
+                if job.cancel_requested:
+                    return _finish(job, ImportStatus.CANCELLED, stream)
+        if pending:
+            _write(job, stream, pending, seen)
+        job.refresh_from_db()
+        if stream.total is None or stream.total < seen:
+            ImportJob.objects.filter(pk=job.pk).update(total=seen)
+        return _finish(job, ImportStatus.DONE, stream, progress)
+    except (FormatError, Invalid) as exc:
+        return _fail(job, str(exc), stream, progress)
+    except (OSError, UnicodeError, ValueError) as exc:
+        return _fail(job, f"{Path(job.source).name}: {type(exc).__name__}: {exc}", stream, progress)
+
+
+def _save_skips(job: ImportJob, stream: ExportStream) -> None:
+    ImportJob.objects.filter(pk=job.pk).update(skipped=dict(stream.skipped))
+
+
+def _finish(
+    job: ImportJob,
+    status: ImportStatus,
+    stream: ExportStream | None = None,
+    progress: Progress | None = None,
+) -> ImportJob:
+    fields: dict[str, object] = {"status": status, "finished_at": timezone.now()}
+    if stream is not None:
+        fields["skipped"] = dict(stream.skipped)
+    ImportJob.objects.filter(pk=job.pk).update(**fields)
+    job.refresh_from_db()
+    if progress:
+        progress(job)
+    return job
+
+
+def _fail(
+    job: ImportJob, message: str, stream: ExportStream | None, progress: Progress | None
+) -> ImportJob:
+    log.warning("import %s failed: %s", job.public_id, message)
+    job.refresh_from_db()
+    ImportJob.objects.filter(pk=job.pk).update(errors=[*job.errors, message][-50:])
+    return _finish(job, ImportStatus.FAILED, stream, progress)
