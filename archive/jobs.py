@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery import shared_task
 from celery.signals import worker_ready
 
+from archive.services.imports import import_run as import_run_service
 from archive.services.store import heartbeat_record
 from archive.services.store import store_optimize as store_optimize_service
+from wirecat.errors import Conflict, NotFound
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="archive.jobs.heartbeat", ignore_result=True)
@@ -28,3 +33,17 @@ def store_optimize() -> str:
 def _heartbeat_when_ready(**_: Any) -> None:
     """A freshly started worker shows on the dashboard at once, not a beat later."""
     heartbeat.delay()
+
+
+@shared_task(name="archive.jobs.import_run", ignore_result=True, acks_late=True)
+def import_run(job_id: int) -> str:
+    """Run one ImportJob. Redelivered after a worker crash, it resumes from the last batch."""
+    try:
+        job = import_run_service(job_id=job_id)
+    except NotFound:
+        log.info("import job %s is gone; skipped", job_id)
+        return "gone"
+    except Conflict as exc:
+        log.info("%s", exc)
+        return "already running"
+    return f"{job.public_id} {job.status}"

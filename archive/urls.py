@@ -9,4 +9,8 @@ urlpatterns = [
     path("chats/", views.chat_list, name="chats"),
     path("chats/<int:chat_id>/", views.chat_detail, name="chat"),
     path("m/<str:public_id>/", views.message_permalink, name="message"),
+    path("imports/", views.imports, name="imports"),
+    path("imports/<str:public_id>/", views.import_detail, name="import"),
+    path("imports/<str:public_id>/cancel/", views.import_cancel, name="import_cancel"),
+    path("imports/<str:public_id>/resume/", views.import_resume, name="import_resume"),
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.contrib import messages as flash
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
@@ -10,11 +12,13 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
 
-from archive.forms import SetPasswordForm
+from archive.connectors.registry import formats
+from archive.forms import ImportForm, SetPasswordForm
+from archive.jobs import import_run as import_run_job
 from archive.selectors.archive import (
     CHAT_SORTS,
     chat_get,
@@ -27,8 +31,11 @@ from archive.selectors.archive import (
 from archive.selectors.archive import (
     chat_list as chat_list_selector,
 )
+from archive.selectors.imports import import_chats, import_get, import_list, import_progress
+from archive.services.imports import import_job_cancel, import_job_create, import_job_resume
 from archive.services.owner import login_code_check, owner_set_password
-from wirecat.errors import Invalid, NotFound, WireCatError
+from archive.services.uploads import safe_file_name, upload_store
+from wirecat.errors import Conflict, Invalid, NotFound, WireCatError
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -44,7 +51,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "archive/dashboard.html",
-        {"counts": store_counts(), "worker": worker_status(), "recent": recent_messages()},
+        {
+            "counts": store_counts(),
+            "worker": worker_status(),
+            "recent": recent_messages(),
+            "imports": import_list(limit=5),
+        },
     )
 
 
@@ -118,3 +130,67 @@ def login_with_code(request: HttpRequest, code: str) -> HttpResponse:
             flash.success(request, "Your password is set. Welcome to WireCat.")
             return redirect("archive:dashboard")
     return render(request, "registration/login_code.html", {"form": form})
+
+
+@require_http_methods(["GET", "POST"])
+def imports(request: HtmxHttpRequest) -> HttpResponse:
+    form = ImportForm(request.POST or None, request.FILES or None, formats=formats())
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            if data["file"]:
+                source = upload_store(data["file"])
+                name = safe_file_name(data["file"].name or "upload")
+            else:
+                source = Path(data["path"].strip()).expanduser()
+                name = source.name
+            job = import_job_create(
+                source=source,
+                source_name=name,
+                format_name=data["format"] or None,
+                account_name=data["account"] or None,
+            )
+        except WireCatError as exc:
+            form.add_error(None, str(exc))
+        else:
+            import_run_job.delay_on_commit(job.pk)
+            return redirect("archive:import", public_id=job.public_id)
+    status = 422 if form.errors else 200
+    return render(
+        request, "archive/imports.html", {"form": form, "jobs": import_list()}, status=status
+    )
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def import_detail(request: HtmxHttpRequest, public_id: str) -> HttpResponse:
+    try:
+        job = import_get(public_id=public_id)
+    except NotFound as exc:
+        return error_page(request, exc)
+    context = {"p": import_progress(job), "chats": import_chats(job)}
+    template = "archive/import_detail.html" + ("#progress" if request.htmx else "")
+    return render(request, template, context)
+
+
+@require_POST
+def import_cancel(request: HttpRequest, public_id: str) -> HttpResponse:
+    try:
+        import_job_cancel(public_id=public_id)
+    except (NotFound, Conflict) as exc:
+        flash.error(request, str(exc))
+    else:
+        flash.info(request, "Cancelling: the import stops after its current batch.")
+    return redirect("archive:import", public_id=public_id)
+
+
+@require_POST
+def import_resume(request: HttpRequest, public_id: str) -> HttpResponse:
+    try:
+        job = import_job_resume(public_id=public_id)
+    except (NotFound, Conflict) as exc:
+        flash.error(request, str(exc))
+    else:
+        import_run_job.delay_on_commit(job.pk)
+        flash.info(request, f"Resuming after {job.position:,} messages.")
+    return redirect("archive:import", public_id=public_id)

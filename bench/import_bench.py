@@ -1,0 +1,172 @@
+"""Import benchmark: a Telegram export of real chat lines, imported with the real command,
+against the raw-SQLite limit measured in the same run.
+
+    python bench/import_bench.py [--messages 1000000] [--keep DIR]
+
+Prints the import's messages per second and peak RSS (of the `wirecat import` process),
+then the limit: the same rows inserted with `executemany` into the same schema (FTS
+triggers dropped) followed by FTS `rebuild` of both indexes, and the ratio of the two.
+Targets: ratio >= 0.5, peak RSS <= 300 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import ijson
+import sqlean
+from ulid import ULID
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from make_telegram_export import write as write_export  # noqa: E402
+
+
+def wirecat(args: list[str], state: Path) -> tuple[float, int, str]:
+    """Run `wirecat ARGS` in a fresh process; returns (seconds, peak RSS in MB, output)."""
+    env = {**os.environ, "WIRECAT_STATE_DIR": str(state)}
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert proc.stdout is not None
+    output = proc.stdout.read().decode(errors="replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    elapsed = time.perf_counter() - started
+    if proc.returncode:
+        raise SystemExit(f"wirecat {' '.join(args)} failed:\n{output[-3000:]}")
+    return elapsed, usage.ru_maxrss // 1024, output
+
+
+def raw_limit(export: Path, state: Path) -> tuple[float, int]:
+    """Insert the export's messages with executemany, then rebuild FTS. Returns (s, rows)."""
+    wirecat(["migrate", "-v0"], state)
+    db = sqlean.connect(str(state / "wirecat.db"), isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    for name in (
+        "message_fts_ai",
+        "message_fts_au",
+        "message_fts_ad",
+        "message_trigram_ai",
+        "message_trigram_au",
+        "message_trigram_ad",
+    ):
+        db.execute(f"DROP TRIGGER {name}")
+    now = datetime.now(UTC).isoformat(" ")
+    # Prepare every row first (not timed): the limit is the database's, not the parser's.
+    chats: list[tuple[object, ...]] = []
+    senders: dict[str, int] = {}
+    rows: list[tuple[object, ...]] = []
+    with export.open("rb") as handle:
+        for chat_no, chat in enumerate(ijson.items(handle, "chats.list.item"), start=1):
+            chats.append((chat_no, 1, str(chat["id"]), "group", chat["name"], "{}", None, 0, now))
+            for message in chat["messages"]:
+                text = message["text"]
+                if isinstance(text, list):
+                    text = "".join(p if isinstance(p, str) else p["text"] for p in text)
+                sender = str(message.get("from_id", message.get("actor_id", "")))
+                sender_pk = senders.setdefault(sender, len(senders) + 1)
+                sent = datetime.fromtimestamp(int(message["date_unixtime"]), UTC).isoformat(" ")
+                rows.append(
+                    (
+                        f"msg_{ULID()}",
+                        1,
+                        chat_no,
+                        str(message["id"]),
+                        sender_pk,
+                        sent,
+                        text,
+                        (message["type"] == "service" and "service") or "text",
+                        "in",
+                        str(message.get("reply_to_message_id", "")),
+                        None,
+                        None,
+                        "",
+                        json.dumps(message, ensure_ascii=False, default=str),
+                        "{}",
+                        now,
+                        now,
+                    )
+                )
+    started = time.perf_counter()
+    db.execute("BEGIN")
+    db.execute(
+        "INSERT INTO archive_account (id, provider, external_id, name, send_permission,"
+        " created_at) VALUES (1, 'telegram', 'bench', 'bench', 'deny', ?)",
+        (now,),
+    )
+    db.executemany(
+        "INSERT INTO archive_identity (id, provider, external_id, display_name, phone,"
+        " email, handle, created_at, updated_at) VALUES (?, 'telegram', ?, ?, '', '',"
+        " '', ?, ?)",
+        [(pk, ext, ext, now, now) for ext, pk in senders.items()],
+    )
+    db.executemany(
+        "INSERT INTO archive_chat (id, account_id, external_id, kind, title,"
+        " provider_metadata, last_message_at, message_count, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        chats,
+    )
+    db.executemany(
+        "INSERT INTO archive_message (public_id, account_id, chat_id, external_id, sender_id,"
+        " sent_at, text, kind, direction, reply_to_external_id, edited_at, deleted_at,"
+        " delivery_status, raw_json, provider_metadata, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    db.execute("COMMIT")
+    db.execute("INSERT INTO message_fts(message_fts) VALUES ('rebuild')")
+    db.execute("INSERT INTO message_trigram(message_trigram) VALUES ('rebuild')")
+    elapsed = time.perf_counter() - started
+    db.close()
+    return elapsed, len(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--keep", type=Path, help="folder for the export and stores (kept)")
+    args = parser.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="wirecat-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    export = work / f"result-{args.messages}.json"
+    if not export.exists():
+        count = write_export(export, args.messages)
+        print(f"export: {count:,} messages, {export.stat().st_size / 1e6:,.0f} MB -> {export}")
+    store = work / "import-state"
+    wirecat(["migrate", "-v0"], store)
+    seconds, rss_mb, output = wirecat(["import", str(export)], store)
+    print(output.strip().splitlines()[-6:] and "\n".join(output.strip().splitlines()[-4:]))
+    rate = args.messages / seconds
+    print(
+        f"import:    {args.messages:,} messages in {seconds:,.1f} s = {rate:,.0f} msg/s, "
+        f"peak RSS {rss_mb} MB"
+    )
+    limit_seconds, rows = raw_limit(export, work / "raw-state")
+    limit_rate = rows / limit_seconds
+    print(
+        f"raw limit: {rows:,} rows executemany + FTS rebuild in {limit_seconds:,.1f} s = "
+        f"{limit_rate:,.0f} rows/s"
+    )
+    print(
+        f"ratio:     {rate / limit_rate:.2f} x the raw limit (target >= 0.5); "
+        f"peak RSS {rss_mb} MB (target <= 300)"
+    )
+
+
+if __name__ == "__main__":
+    main()

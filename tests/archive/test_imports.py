@@ -1,0 +1,156 @@
+"""Imports from the owner's side: the Import page, the job, the command, the dashboard."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from archive.jobs import import_run as import_run_job
+from archive.models import ImportJob, Message
+from archive.services.imports import import_job_create, import_run
+
+pytestmark = pytest.mark.django_db
+
+
+def telegram_export(count: int = 5) -> bytes:
+    messages = [
+        {
+            "id": i,
+            "type": "message",
+            "date": "2021-05-01T10:00:00",
+            "date_unixtime": str(1_619_863_200 + i),
+            "from": "Alice",
+            "from_id": "user1",
+            "text": f"message {i}",
+        }
+        for i in range(1, count + 1)
+    ]
+    return json.dumps(
+        {"name": "Family", "type": "private_group", "id": 42, "messages": messages}
+    ).encode()
+
+
+def test_upload_creates_a_job_and_queues_it(
+    owner_client: Client, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    upload = SimpleUploadedFile("../../evil name?.json", telegram_export(), "application/json")
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = owner_client.post(
+            "/imports/", {"file": upload, "path": "", "format": "", "account": ""}
+        )
+    assert response.status_code == 302
+    job = ImportJob.objects.get()
+    assert response["Location"] == f"/imports/{job.public_id}/"
+    assert len(callbacks) == 1  # the Celery job is queued after the commit
+    source = Path(job.source)
+    assert source.parent.parent == Path(settings.UPLOAD_DIR)  # never a name from the browser
+    assert job.source_name == "evil name_.json"
+    assert job.format == "telegram"
+
+    import_run_job.run(job.pk)  # what the worker runs
+    page = owner_client.get(f"/imports/{job.public_id}/").content.decode()
+    assert "Done" in page and "Family" in page and 'hx-trigger="every 1s"' not in page
+    assert Message.objects.count() == 5
+
+
+def test_server_path_import_and_progress_fragment(owner_client: Client, tmp_path: Path) -> None:
+    export = tmp_path / "result.json"
+    export.write_bytes(telegram_export())
+    response = owner_client.post("/imports/", {"path": str(export), "format": "", "account": ""})
+    job = ImportJob.objects.get()
+    assert response.status_code == 302
+    fragment = owner_client.get(f"/imports/{job.public_id}/", headers={"HX-Request": "true"})
+    html = fragment.content.decode()
+    assert "<html" not in html and 'hx-trigger="every 1s"' in html  # still queued: it polls
+    assert "Cancel" in html
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"path": "", "format": ""}, "Choose a file to upload or name a path"),
+        ({"path": "/no/such/export.json", "format": ""}, "no such file or folder"),
+        ({"path": "/etc/hostname", "format": ""}, "not an export WireCat can read. Accepted:"),
+        ({"path": "/etc/hostname", "format": "nonsense"}, "Select a valid choice"),
+    ],
+)
+def test_bad_import_requests_are_explained(
+    owner_client: Client, data: dict[str, str], message: str
+) -> None:
+    response = owner_client.post("/imports/", {**data, "account": ""})
+    assert response.status_code == 422
+    assert message in response.content.decode()
+    assert not ImportJob.objects.exists()
+
+
+def test_unknown_upload_names_the_accepted_formats(owner_client: Client) -> None:
+    upload = SimpleUploadedFile("notes.txt", b"just some words\nnothing more\n")
+    response = owner_client.post(
+        "/imports/", {"file": upload, "path": "", "format": "", "account": ""}
+    )
+    html = response.content.decode()
+    assert response.status_code == 422
+    for name in ("telegram", "discord", "whatsapp", "imessage", "mail", "slack"):
+        assert name in html
+
+
+def test_cancel_and_resume(
+    owner_client: Client, tmp_path: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    export = tmp_path / "result.json"
+    export.write_bytes(telegram_export())
+    job = import_job_create(source=export)
+    owner_client.post(f"/imports/{job.public_id}/cancel/")
+    job.refresh_from_db()
+    assert job.status == "cancelled"
+    with django_capture_on_commit_callbacks() as callbacks:
+        owner_client.post(f"/imports/{job.public_id}/resume/")
+    job.refresh_from_db()
+    assert job.status == "queued" and len(callbacks) == 1
+    import_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.added) == ("done", 5)
+    again = owner_client.post(f"/imports/{job.public_id}/cancel/", follow=True)
+    assert "has already ended" in again.content.decode()
+
+
+def test_failed_import_keeps_committed_batches_and_resumes(tmp_path: Path) -> None:
+    export = tmp_path / "result.json"
+    whole = telegram_export(10)
+    export.write_bytes(whole[: len(whole) * 2 // 3])  # truncated mid-file
+    job = import_run(job_id=import_job_create(source=export).pk, batch_size=2)
+    assert job.status == "failed"
+    assert "result.json" in job.errors[0]
+    kept = Message.objects.count()
+    assert kept == job.position and kept >= 2
+    export.write_bytes(whole)  # the owner fixes the file and runs it again
+    job = import_run(job_id=import_job_create(source=export).pk, batch_size=2)
+    assert (job.status, Message.objects.count()) == ("done", 10)
+
+
+def test_import_command_prints_a_summary(tmp_path: Path) -> None:
+    export = tmp_path / "result.json"
+    export.write_bytes(telegram_export(7))
+    out, err = StringIO(), StringIO()
+    call_command("import", str(export), stdout=out, stderr=err)
+    assert "added 7" in out.getvalue() and "Done" in out.getvalue()
+    out = StringIO()
+    call_command("import", str(export), stdout=out, stderr=StringIO())
+    assert "added 0" in out.getvalue() and "unchanged 7" in out.getvalue()
+    with pytest.raises(CommandError, match="not an export WireCat can read"):
+        call_command("import", "/etc/hostname", stdout=StringIO(), stderr=StringIO())
+
+
+def test_dashboard_lists_recent_imports(owner_client: Client, tmp_path: Path) -> None:
+    export = tmp_path / "result.json"
+    export.write_bytes(telegram_export())
+    import_run(job_id=import_job_create(source=export).pk)
+    html = owner_client.get("/").content.decode()
+    assert "Recent imports" in html and "result.json" in html
