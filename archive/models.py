@@ -216,6 +216,12 @@ class Message(models.Model):
             models.Index(fields=["chat", "sent_at", "id"], name="message_chat_time_idx"),
             models.Index(fields=["sent_at"], name="message_sent_at_idx"),
             models.Index(fields=["sender", "sent_at"], name="message_sender_time_idx"),
+            # Replies whose parent has not arrived yet, found when it does.
+            models.Index(
+                fields=["chat", "reply_to_external_id"],
+                name="message_reply_waiting_idx",
+                condition=models.Q(reply_to__isnull=True) & ~models.Q(reply_to_external_id=""),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -35,6 +35,8 @@ class ImportItem:
 @dataclass(frozen=True)
 class ReadOptions:
     account_name: str | None = None  # `--account NAME`: the owner's account these belong to
+    # The name the owner gave the file (an upload is stored under a generated folder).
+    source_name: str | None = None
 
 
 @dataclass

@@ -203,16 +203,35 @@ class _Header:
     messages: bool  # "messages" was found and is an array
 
 
+class _TooFar(Exception):
+    """Detection read as far as it will without finding an export's beginning."""
+
+
+def _bounded(events: Iterator[tuple[str, str, Any]], limit: int) -> Iterator[tuple[str, str, Any]]:
+    for count, event in enumerate(events):
+        if count >= limit:
+            raise _TooFar
+        yield event
+
+
 def _read_header(handle: BinaryIO, limit: int | None = None) -> _Header:
-    """The top-level values before `messages`; stops there (or after `limit` events)."""
+    """The top-level values before `messages`; stops there. With `limit`, gives up (no
+    messages) after that many parser events, however deep, so detection stays cheap."""
     events = iter(ijson.parse(_Tracked(handle), use_float=True, buf_size=BUFFER))
+    if limit is not None:
+        events = _bounded(events, limit)
     first = next(events, None)
     values: dict[str, Any] = {}
     if first is None or first[1] != "start_map":
         return _Header(values, False)
-    for count, (prefix, event, value) in enumerate(events):
-        if limit is not None and count > limit:
-            break
+    try:
+        return _header_values(events, values)
+    except _TooFar:
+        return _Header(values, False)
+
+
+def _header_values(events: Iterator[tuple[str, str, Any]], values: dict[str, Any]) -> _Header:
+    for prefix, event, value in events:
         if prefix == "" and event == "end_map":
             break
         if prefix == "" and event == "map_key":

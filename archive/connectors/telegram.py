@@ -5,11 +5,12 @@ the `result.json` of a whole account (`{"personal_information", "contacts",
 "chats": {"list": [chat, …]}, "left_chats": {"list": [...]}}`), and the export folder that
 holds either (media paths in the JSON are relative to that folder).
 
-Exports reach many gigabytes, so the file is never loaded: one pass of `ijson.parse`
-events walks it, each chat's `name`/`type`/`id` are picked up as they pass (Telegram
-writes them before `messages`) and each message is built on its own from its events. A
-short first pass reads only what comes before the chats (the owner, the contacts' phone
-numbers) so the account is known before any message is.
+Exports reach many gigabytes, so the file is never loaded: one pass of ijson events
+(with prefixes, as `ijson.parse` gives them, but with a cap on nesting) walks it; each
+chat's `name`/`type`/`id` are picked up as they pass (Telegram writes them before
+`messages`) and each message is built on its own from its events. A short first pass reads
+only what comes before the chats (the owner, the contacts' phone numbers) so the account
+is known before any message is.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import mimetypes
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, ClassVar
 
@@ -48,6 +49,9 @@ RESULT_FILE = "result.json"
 HEAD_BYTES = 16 * 1024
 BOM = b"\xef\xbb\xbf"
 MAX_CONTACT_PHONES = 200_000  # the contacts list is held in memory; bound it
+MAX_DEPTH = 64  # real exports nest about 8 deep
+
+Event = tuple[str, str, Any]
 
 CHAT_KINDS = {
     "personal_chat": "dm",
@@ -129,9 +133,71 @@ class _Tracked:
         return f"bytes {self.start}-{self.end}"
 
 
+class _TooDeep(ijson.JSONError):
+    """Nesting no export has; refused before prefixes or builders grow with it."""
+
+
+STARTS = ("start_map", "start_array")
+ENDS = ("end_map", "end_array")
+
+
+class _Events:
+    """`ijson.parse`'s (prefix, event, value) stream over ijson's basic events, refusing
+    nesting deeper than MAX_DEPTH (ijson's own prefixes cost memory in proportion to
+    depth on every event). `build` reads one whole value without making prefixes."""
+
+    def __init__(self, source: Any) -> None:
+        self._basic: Iterator[tuple[str, Any]] = iter(ijson.basic_parse(source, use_float=True))
+        self._path: list[str] = []
+
+    def __iter__(self) -> Iterator[Event]:
+        return self
+
+    def __next__(self) -> Event:
+        event, value = next(self._basic)
+        path = self._path
+        if event == "map_key":
+            prefix = ".".join(path[:-1])
+            path[-1] = value
+        elif event in STARTS:
+            prefix = ".".join(path)
+            if len(path) >= MAX_DEPTH:
+                raise _TooDeep(f"the JSON nests deeper than {MAX_DEPTH} levels")
+            path.append("item" if event == "start_array" else "")
+        elif event in ENDS:
+            path.pop()
+            prefix = ".".join(path)
+        else:
+            prefix = ".".join(path)
+        return prefix, event, value
+
+    def build(self, first: str, value: Any) -> Any:
+        """The JSON value whose first event (`first`, just returned) starts it."""
+        builder = ijson.ObjectBuilder()
+        builder.event(first, value)
+        if first not in STARTS:
+            return builder.value
+        depth = 1
+        room = MAX_DEPTH - len(self._path)
+        for event, item in self._basic:
+            builder.event(event, item)
+            if event in STARTS:
+                depth += 1
+                if depth > room:
+                    raise _TooDeep(f"the JSON nests deeper than {MAX_DEPTH} levels")
+            elif event in ENDS:
+                depth -= 1
+                if depth == 0:
+                    self._path.pop()
+                    return builder.value
+        raise ijson.IncompleteJSONError("premature EOF")
+
+
 def _json_problem(exc: Exception) -> tuple[str, bool]:
     """ijson's message, first line only (yajl adds a picture of the spot), and whether
     the file simply ended early."""
+    if isinstance(exc, _TooDeep):
+        return str(exc), False
     raw = exc.args[0] if exc.args else exc
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
@@ -141,26 +207,6 @@ def _json_problem(exc: Exception) -> tuple[str, bool]:
 
 
 JSON_ERRORS = (ijson.JSONError, UnicodeError)
-
-Event = tuple[str, str, Any]
-
-
-def _build(first: str, value: Any, events: Iterator[Event]) -> Any:
-    """The JSON value that starts with event `first` and continues in `events`."""
-    builder = ijson.ObjectBuilder()
-    builder.event(first, value)
-    if first not in ("start_map", "start_array"):
-        return builder.value
-    depth = 1
-    for _prefix, event, item in events:
-        builder.event(event, item)
-        if event in ("start_map", "start_array"):
-            depth += 1
-        elif event in ("end_map", "end_array"):
-            depth -= 1
-            if depth == 0:
-                return builder.value
-    raise ijson.IncompleteJSONError("premature EOF")
 
 
 # --- small conversions ------------------------------------------------------------------
@@ -208,7 +254,11 @@ def _time(message: dict[str, Any], unix_key: str, local_key: str) -> tuple[datet
             return datetime.fromtimestamp(seconds, tz=UTC), False
         except (TypeError, ValueError, OverflowError, OSError) as exc:
             raise _BadValue(f"{unix_key} {unix!r} is not a Unix time") from exc
-    local = message.get(local_key)
+    return _local_time(message.get(local_key), local_key)
+
+
+def _local_time(local: Any, local_key: str) -> tuple[datetime | None, bool]:
+    """A local time without zone, read as UTC; (time, zone unknown)."""
     if local is None or local == "":
         return None, False
     if not isinstance(local, str):
@@ -220,6 +270,20 @@ def _time(message: dict[str, Any], unix_key: str, local_key: str) -> tuple[datet
     if parsed.tzinfo is not None:
         return parsed, False
     return parsed.replace(tzinfo=UTC), True
+
+
+def _local_offset(message: dict[str, Any], utc: datetime) -> timedelta | None:
+    """The exporter's UTC offset, from a message's local `date` and its UTC time."""
+    try:
+        local, naive = _local_time(message.get("date"), "date")
+    except _BadValue:
+        return None
+    if local is None or not naive:
+        return None
+    quarters = round((local - utc).total_seconds() / 900)
+    if abs(quarters) > 18 * 4:
+        return None
+    return timedelta(minutes=15 * quarters)
 
 
 def _fragments(value: Any) -> list[dict[str, Any]]:
@@ -464,7 +528,7 @@ READER = TelegramReader()
 
 
 def _looks_like_telegram(head: bytes) -> bool:
-    """From the first KB: a JSON object shaped like a Telegram chat or account export."""
+    """From the first 16 KB: a JSON object shaped like a Telegram chat or account export."""
     if head.startswith(BOM):
         head = head[len(BOM) :]
     if not head.lstrip().startswith(b"{"):
@@ -473,7 +537,7 @@ def _looks_like_telegram(head: bytes) -> bool:
     chat_type: Any = None
     shapes: set[tuple[str, str]] = set()
     try:
-        for prefix, event, value in ijson.parse(io.BytesIO(head), use_float=True):
+        for prefix, event, value in _Events(io.BytesIO(head)):
             if prefix == "" and event == "map_key":
                 keys.add(value)
             elif prefix == "type" and event == "string":
@@ -505,7 +569,7 @@ def _scan_head(json_path: Path) -> _Head:
     personal: dict[str, Any] | None = None
     phones: dict[str, str] = {}
     with handle:
-        events: Iterator[Event] = iter(ijson.parse(tracked, use_float=True))
+        events = _Events(tracked)
         try:
             first = next(events, None)
             if first is None:
@@ -521,10 +585,10 @@ def _scan_head(json_path: Path) -> _Head:
                     if value == "messages":
                         return _Head("chat", personal, phones)
                 elif prefix == "personal_information" and event == "start_map":
-                    built = _build(event, value, events)
+                    built = events.build(event, value)
                     personal = built if isinstance(built, dict) else None
                 elif prefix == "contacts.list.item" and event == "start_map":
-                    contact = _build(event, value, events)
+                    contact = events.build(event, value)
                     if isinstance(contact, dict) and len(phones) < MAX_CONTACT_PHONES:
                         user = _id_text(contact.get("user_id"))
                         phone = contact.get("phone_number")
@@ -577,7 +641,7 @@ def _items(context: _Context, containers: dict[str, bool]) -> Iterator[ImportIte
     chat: _Chat | None = None
     seen: Counter[str] = Counter()
     with handle:
-        events: Iterator[Event] = iter(ijson.parse(tracked, use_float=True))
+        events = _Events(tracked)
         try:
             for prefix, event, value in events:
                 if event == "start_map" and prefix in containers:
@@ -617,7 +681,7 @@ def _items(context: _Context, containers: dict[str, bool]) -> Iterator[ImportIte
                             f"{position}, {tracked.where(False)}",
                             "a message is not a JSON object",
                         )
-                    built = _build(event, value, events)
+                    built = events.build(event, value)
                     chat.messages += 1
                     item = _item(context, chat.record, built, position)
                     chat.last_id = item.message.external_id
@@ -682,7 +746,7 @@ def _chat_fields_later(json_path: Path, chat: _Chat) -> dict[str, Any]:
     handle, tracked = _open_tracked(json_path)
     with handle:
         try:
-            for prefix, event, value in ijson.parse(tracked, use_float=True):
+            for prefix, event, value in _Events(tracked):
                 if prefix == chat.container and event == "start_map":
                     index += 1
                     inside = index == chat.index
@@ -715,7 +779,16 @@ def _convert(context: _Context, chat: ChatRecord, raw: dict[str, Any]) -> Import
     sent_at, zone_unknown = _time(raw, "date_unixtime", "date")
     if sent_at is None:
         raise _BadValue("the message has neither `date_unixtime` nor `date`")
-    edited_at, _ = _time(raw, "edited_unixtime", "edited")
+    edited_at, edited_naive = _time(raw, "edited_unixtime", "edited")
+    edited_zone_unknown = False
+    if edited_at is not None and edited_naive and not zone_unknown:
+        # `edited` is local time but `date_unixtime` told the truth: `date` minus it is
+        # the exporting computer's UTC offset, which `edited` shares.
+        offset = _local_offset(raw, sent_at)
+        if offset is None:
+            edited_zone_unknown = True
+        else:
+            edited_at -= offset
 
     telegram_type = str(raw.get("type") or "message")
     service = telegram_type == "service"
@@ -745,6 +818,8 @@ def _convert(context: _Context, chat: ChatRecord, raw: dict[str, Any]) -> Import
         metadata["sender_name"] = display
     if zone_unknown:
         metadata["time_zone_unknown"] = True
+    elif edited_zone_unknown:
+        metadata["edited_time_zone_unknown"] = True
 
     reply_to = _id_text(raw.get("reply_to_message_id")) or ""
     peer = raw.get("reply_to_peer_id")

@@ -42,6 +42,23 @@ Decisions the format forces (the export holds no ids and no time zone)
   marks removed) and also fill `phone`. System lines have no sender.
 - The owner is unknown unless `--account NAME` names an author of the file: then NAME's
   messages are outbound and NAME is the account's own identity.
+
+Content
+- System lines (no `Name:`, or a `Name:` that is really a sentence such as `X changed the
+  subject from "a: b"`, or iOS's `<chat name>: \u200e<system text>`) are service messages
+  without a sender. Their phrases are recognised in English only (a German system line is
+  still a service message, but does not mark the chat a group).
+- `<Media omitted>` (any case, a few locales) and iOS's `image omitted` become an
+  attachment row without bytes (`metadata["omitted"] = True`) and no text.
+- `<attached: NAME>` (iOS) and `NAME (file attached)` (Android) take the bytes from the zip
+  member NAME (beside the chat text, or at the zip's root) or from the file NAME beside an
+  unpacked `.txt`; names with `..` or an absolute path are refused unread, names not in
+  the export are kept as rows marked `file_missing`. Text after the name is the caption.
+- `This message was deleted` sets `deleted_at` (to the sent time: the export does not
+  say when) and keeps the text; a `<This message was edited>` suffix is removed from the
+  text and sets `metadata["edited"] = True`.
+- A zip or folder holding several chat texts (and no `_chat.txt`) is refused, naming
+  them, rather than one imported silently.
 """
 
 from __future__ import annotations
@@ -101,7 +118,8 @@ _HEADER = re.compile(
 _QUOTES = set('"“”«»„')
 # Words in the part before a colon that make a line a system line, not "Name: text".
 _SYSTEM_IN_AUTHOR = re.compile(
-    r"\b(?:changed (?:the|this|their|his|her)|created group|added|removed|joined using)\b",
+    r"\b(?:changed (?:the|this|their|his|her|your)|created|added|removed|joined using|deleted"
+    r"|pinned|turned (?:on|off)|reset this group)\b",
     re.IGNORECASE,
 )
 # iOS writes system lines as "<chat name>: \u200e<text>"; these phrases tell them apart
@@ -197,8 +215,20 @@ class _Head:
         return self.author is None or (
             self.marked
             and _SYSTEM_TEXT.search(self.text) is not None
-            and not _ATTACHED.match(self.text)
+            and not _media_line(self.text)
         )
+
+
+def _media_line(text: str) -> bool:
+    """An attachment, omitted-media or deletion line (iOS marks those as it marks system lines)."""
+    first = text.strip()
+    return bool(
+        _ATTACHED.match(first)
+        or _FILE_ATTACHED.match(first)
+        or _MEDIA_OMITTED.match(first)
+        or _IOS_OMITTED.match(first.strip("<>"))
+        or _DELETED.match(first)
+    )
 
 
 def _plausible_author(name: str) -> bool:
@@ -325,14 +355,35 @@ class _Source:
         return self.given.parent.name
 
 
+class _SeveralChats(Exception):
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(", ".join(names))
+        self.names = names
+
+
+def _one_chat(matches: list[str]) -> str | None:
+    """The chat text among the texts that look like one: `_chat.txt`, else the only one.
+    Several chats in one zip or folder are refused rather than one picked silently."""
+    if not matches:
+        return None
+    if PurePosixPath(matches[0]).name.lower() == "_chat.txt" or len(matches) == 1:
+        return matches[0]
+    raise _SeveralChats(matches)
+
+
 def _locate(path: Path) -> _Source | None:
     """The chat text of the export at `path`, or None when it holds none."""
     if path.is_dir():
-        names = [p.name for p in path.iterdir() if p.suffix.lower() == ".txt" and p.is_file()]
+        found: dict[str, Path] = {}
+        names = [p.name for p in path.iterdir() if p.suffix.lower() == ".txt"]
         for name in _ranked(names)[:MAX_CANDIDATES]:
-            if _looks_like_chat(read_head(path / name, HEAD_BYTES)):
-                return _Source(given=path, text_name=name, text_file=path / name)
-        return None
+            inside = safe_member(path, name)  # a regular file, no symlink out of the folder
+            if inside is not None and _looks_like_chat(read_head(inside, HEAD_BYTES)):
+                found[name] = inside
+        chosen = _one_chat(list(found))
+        if chosen is None:
+            return None
+        return _Source(given=path, text_name=chosen, text_file=found[chosen])
     if not path.is_file():
         return None
     if zipfile.is_zipfile(path):
@@ -345,12 +396,16 @@ def _locate(path: Path) -> _Source | None:
                 and not _unsafe_name(info.filename)
                 and safe_zip_member(archive, info.filename) is not None
             ]
+            matches = []
             for name in _ranked(names)[:MAX_CANDIDATES]:
                 with archive.open(name) as stream:
                     head = stream.read(HEAD_BYTES)
                 if _looks_like_chat(head):
-                    return _Source(given=path, text_name=PurePosixPath(name).name, member=name)
-        return None
+                    matches.append(name)
+        member = _one_chat(matches)
+        if member is None:
+            return None
+        return _Source(given=path, text_name=PurePosixPath(member).name, member=member)
     if _looks_like_chat(read_head(path, HEAD_BYTES)):
         return _Source(given=path, text_name=path.name, text_file=path)
     return None
@@ -503,7 +558,10 @@ class _Context:
     ordinals: Counter[tuple[datetime, str]] = field(default_factory=Counter)
 
 
-def _sent_at(ctx: _Context, head: _Head, number: int) -> datetime:
+def _timestamp(head: _Head, day_first: bool) -> datetime:
+    """The line's time, as UTC. `day_first` (the file's order) decides only dates whose
+    day and month are both 12 or less, and those are valid in either order: so a first
+    pass with any order finds every impossible date. Raises ValueError."""
     if head.iso:
         year, month, day = head.a, head.b, head.c
     else:
@@ -512,13 +570,8 @@ def _sent_at(ctx: _Context, head: _Head, number: int) -> datetime:
             day_first = True
         elif head.b > 12:
             day_first = False
-        else:
-            day_first = ctx.day_first
         day, month = (head.a, head.b) if day_first else (head.b, head.a)
-    try:
-        return datetime(year, month, day, head.hour, head.minute, head.second, tzinfo=UTC)
-    except ValueError as exc:
-        raise ctx.source.error(number, f"impossible date or time ({exc})") from None
+    return datetime(year, month, day, head.hour, head.minute, head.second, tzinfo=UTC)
 
 
 def _media(ctx: _Context, name: str) -> AttachmentRecord:
@@ -581,7 +634,10 @@ def _content(
 
 
 def _item(ctx: _Context, head: _Head, number: int, lines: list[str]) -> ImportItem:
-    sent_at = _sent_at(ctx, head, number)
+    try:
+        sent_at = _timestamp(head, ctx.day_first)
+    except ValueError as exc:  # the first pass already refused these
+        raise ctx.source.error(number, f"impossible date ({exc})") from None
     text = "\n".join(lines).rstrip()
     metadata: dict[str, Any] = {"time_zone_unknown": True}
     if head.service:
@@ -631,10 +687,8 @@ def _messages(ctx: _Context) -> Iterator[ImportItem]:
         for number, line in _read_lines(ctx.source):
             head = _parse_line(line)
             if head is None:
-                if pending is not None:
+                if pending is not None:  # the first line always has a timestamp
                     lines.append(_strip_marks(line))
-                elif _strip_marks(line).strip():
-                    ctx.skipped["text before the first message"] += 1
                 continue
             if pending is not None:
                 yield _item(ctx, pending[0], pending[1], lines)
@@ -658,7 +712,7 @@ class WhatsAppReader:
     def detect(self, path: Path) -> bool:
         try:
             return _locate(path) is not None
-        except (OSError, ValueError, *_ZIP_ERRORS):
+        except (OSError, ValueError, _SeveralChats, *_ZIP_ERRORS):
             return False
 
     def open(self, path: Path, options: ReadOptions) -> ExportStream:
@@ -666,6 +720,9 @@ class WhatsAppReader:
             source = _locate(path)
         except _ZIP_ERRORS as exc:
             raise FormatError(path, "archive", f"the zip cannot be read: {exc}") from None
+        except _SeveralChats as several:
+            problem = f"holds several chats ({several}); import them one by one"
+            raise FormatError(path, "contents", problem) from None
         if source is None:
             if path.is_file() and zipfile.is_zipfile(path):
                 problem = "no WhatsApp chat text (_chat.txt or 'WhatsApp Chat with ….txt') in it"
@@ -673,9 +730,13 @@ class WhatsAppReader:
             raise FormatError(path, "line 1", "not a WhatsApp chat export (no timestamp)")
 
         survey = _Survey()
-        for _number, line in _read_lines(source):
+        for number, line in _read_lines(source):
             head = _parse_line(line)
             if head is not None:
+                try:
+                    _timestamp(head, day_first=True)
+                except ValueError as exc:
+                    raise source.error(number, f"impossible date ({exc})") from None
                 survey.add(head)
 
         title = _chat_title(source, survey)

@@ -13,6 +13,8 @@ import dataclasses
 import hashlib
 import logging
 import os
+import zipfile
+import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -152,7 +154,7 @@ def _stage(attachment: AttachmentRecord, skipped: dict[str, int]) -> AttachmentR
     try:
         with attachment.content() as stream:
             stored = blob_put(stream)
-    except (OSError, KeyError) as exc:
+    except (OSError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         skipped["attachment file missing from the export"] = (
             skipped.get("attachment file missing from the export", 0) + 1
         )
@@ -169,7 +171,20 @@ def _stage(attachment: AttachmentRecord, skipped: dict[str, int]) -> AttachmentR
     )
 
 
-def _batch_of(stream: ExportStream, items: Iterable[ImportItem], skipped: dict[str, int]) -> Batch:
+def _staged(item: ImportItem, stream: ExportStream) -> ImportItem:
+    """The item with its attachment bytes already in the blob store, so a batch never
+    holds more than one message's bytes in memory."""
+    message = item.message
+    if not any(a.content is not None for a in message.attachments):
+        return item
+    skipped: dict[str, int] = {}
+    staged = tuple(_stage(a, skipped) for a in message.attachments)
+    for reason, count in skipped.items():
+        stream.skipped[reason] += count
+    return dataclasses.replace(item, message=dataclasses.replace(message, attachments=staged))
+
+
+def _batch_of(stream: ExportStream, items: Iterable[ImportItem]) -> Batch:
     chats: dict[str, ChatRecord] = {}
     identities: dict[str, IdentityRecord] = {}
     messages: list[MessageRecord] = []
@@ -177,12 +192,7 @@ def _batch_of(stream: ExportStream, items: Iterable[ImportItem], skipped: dict[s
         chats[item.chat.external_id] = item.chat
         for identity in item.identities:
             identities[identity.external_id] = identity
-        message = item.message
-        if any(a.content is not None for a in message.attachments):
-            message = dataclasses.replace(
-                message, attachments=tuple(_stage(a, skipped) for a in message.attachments)
-            )
-        messages.append(message)
+        messages.append(item.message)
     return Batch(
         account=stream.account,
         chats=tuple(chats.values()),
@@ -192,8 +202,7 @@ def _batch_of(stream: ExportStream, items: Iterable[ImportItem], skipped: dict[s
 
 
 def _write(job: ImportJob, stream: ExportStream, items: list[ImportItem], position: int) -> None:
-    staged_skips: dict[str, int] = {}
-    batch = _batch_of(stream, items, staged_skips)
+    batch = _batch_of(stream, items)
     with transaction.atomic():
         result = batch_record(batch=batch)
         ImportJob.objects.filter(pk=job.pk).update(
@@ -210,8 +219,6 @@ def _write(job: ImportJob, stream: ExportStream, items: list[ImportItem], positi
             external_id__in=[c.external_id for c in batch.chats],
         ).values_list("id", flat=True)
         job.chats.add(*chat_ids)
-    for reason, count in staged_skips.items():
-        stream.skipped[reason] += count
 
 
 def import_run(
@@ -225,7 +232,10 @@ def import_run(
     stream: ExportStream | None = None
     try:
         reader = reader_for(Path(job.source), job.format or None)
-        stream = reader.open(Path(job.source), ReadOptions(account_name=job.account_name or None))
+        stream = reader.open(
+            Path(job.source),
+            ReadOptions(account_name=job.account_name or None, source_name=job.source_name),
+        )
         ImportJob.objects.filter(pk=job.pk).update(total=stream.total, format=stream.format)
         job.refresh_from_db()
         if progress:
@@ -233,11 +243,21 @@ def import_run(
         already = job.position
         seen = 0
         pending: list[ImportItem] = []
-        for item in stream.items:
+        failure: FormatError | None = None
+        items = iter(stream.items)
+        while True:
+            try:
+                item = next(items)
+            except StopIteration:
+                break
+            except FormatError as exc:
+                # Everything read before the fault is sound: keep it, then report.
+                failure = exc
+                break
             seen += 1
             if seen <= already:
                 continue
-            pending.append(item)
+            pending.append(_staged(item, stream))
             if len(pending) >= size:
                 _write(job, stream, pending, seen)
                 pending = []
@@ -249,6 +269,8 @@ def import_run(
                     return _finish(job, ImportStatus.CANCELLED, stream)
         if pending:
             _write(job, stream, pending, seen)
+        if failure is not None:
+            raise failure
         job.refresh_from_db()
         if stream.total is None or stream.total < seen:
             ImportJob.objects.filter(pk=job.pk).update(total=seen)

@@ -9,10 +9,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from archive.models import WorkerHeartbeat
+from archive.sink import FTS_TABLES
 from wirecat.db.pragmas import connection_report
-
-# The FTS5 tables this schema owns; `optimize` merges their b-trees.
-FTS_TABLES = ("message_fts", "message_trigram")
 
 
 def store_optimize() -> list[str]:

@@ -318,10 +318,10 @@ def test_truncated_file_fails_naming_the_place_and_keeps_earlier_batches(
     error = job.errors[0]
     assert error.startswith("guild_general.json, message #8, bytes ")
     assert "broken JSON" in error
-    # Messages 1-6 went in three batches of two; message 7 was waiting for a partner.
-    assert job.position == 6
+    # Every message read before the fault is kept: 1-6 in batches, 7 written before failing.
+    assert job.position == 7
     assert sorted(Message.objects.values_list("external_id", flat=True)) == [
-        mid(n) for n in range(1, 7)
+        mid(n) for n in range(1, 8)
     ]
 
 
@@ -381,13 +381,13 @@ def test_without_messages_it_is_not_an_export(tmp_path: Path) -> None:
     path = tmp_path / "header.json"
     path.write_text(json.dumps({"guild": {"id": "1"}, "channel": {"id": "2"}}))
     assert not READER.detect(path)
-    with pytest.raises(FormatError, match="no \"messages\" array"):
+    with pytest.raises(FormatError, match='no "messages" array'):
         READER.open(path, ReadOptions())
 
 
 def test_channel_written_after_the_messages_is_still_found(run_import: Run, tmp_path: Path) -> None:
     path = tmp_path / "reordered.json"
-    document = {"messages": [plain(1)], "guild": {"id": "1", "name": "G"}}
+    document: dict[str, object] = {"messages": [plain(1)], "guild": {"id": "1", "name": "G"}}
     document["channel"] = {"id": "2", "type": "GuildTextChat", "name": "late"}
     document["messageCount"] = 1
     path.write_text(json.dumps(document))
@@ -426,3 +426,18 @@ def test_shared_real_sample(run_import: Run) -> None:
     assert Attachment.objects.exclude(path=None).count() == 0
     assert job.skipped == {"attachment file missing from the export": 7}
     assert Identity.objects.filter(provider="discord").count() == 4
+
+
+def test_detection_reads_a_bounded_head(run_import: Run, tmp_path: Path) -> None:
+    """A big JSON object that is no export is not parsed whole just to say no; a file with
+    a huge value before guild/channel is then only read when the format is named."""
+    path = tmp_path / "huge.json"
+    document = {"contacts": {"list": [{"n": n} for n in range(20_000)]}}
+    path.write_text(json.dumps({**document, "guild": {"id": "1"}, "channel": {"id": "2"}}))
+    assert not READER.detect(path)
+    head = {**document, "guild": {"id": "1"}, "channel": {"id": "2", "name": "c"}}
+    path.write_text(json.dumps({**head, "messages": [plain(1)]}))
+    assert not READER.detect(path)
+    job = run_import(path, format_name="discord")
+    assert job.status == "done", job.errors
+    assert job.added == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import shutil
 import sqlite3
@@ -11,7 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typedstream
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typedstream.types.foundation import NSString
 
+from archive.connectors.base import ReadOptions
 from archive.connectors.imessage import READER, apple_time, attributed_text
 from archive.connectors.registry import reader_for
 from archive.models import Account, Attachment, Chat, Identity, ImportJob, Message
@@ -121,6 +127,16 @@ def build_modern(folder: Path) -> Path:
         handle_id=phone,
         associated_message_guid="p:0/G-ASK",
         associated_message_type=2001,
+    )
+    db.message(
+        "T-FIRE",
+        chat=group,
+        at=at(12),
+        text="Reacted 🔥 to “Me!”",
+        handle_id=email,
+        associated_message_guid="p:0/G-REPLY",
+        associated_message_type=2006,
+        associated_message_emoji="🔥",
     )
     db.message(
         "G-RENAME",
@@ -316,7 +332,7 @@ def test_modern_database(run_import: RunImport, modern: Path) -> None:
         "M-CORRUPT",
     }
     assert job.added == 10
-    assert job.total == 16 - 5  # message rows less the tapbacks
+    assert job.total == 17 - 6  # message rows less the tapbacks
 
     account = Account.objects.get()
     assert (account.provider, account.external_id) == ("imessage", "imessage-export")
@@ -358,6 +374,10 @@ def test_modern_database(run_import: RunImport, modern: Path) -> None:
         {"type": "like", "by": PHONE, "at": at(12).isoformat()}
     ]
 
+    assert found["G-REPLY"].provider_metadata["reactions"] == [
+        {"type": "emoji", "by": EMAIL, "at": at(12).isoformat(), "emoji": "🔥"}
+    ]
+
     # Replies, edits, unsends, service messages.
     assert found["G-REPLY"].reply_to == found["G-ASK"]
     assert found["M-EDITED"].edited_at == at(21)
@@ -376,7 +396,7 @@ def test_modern_database(run_import: RunImport, modern: Path) -> None:
     assert corrupt.text == "" and corrupt.provider_metadata["text_unreadable"] is True
 
     assert job.skipped == {
-        "tapback (kept as reaction)": 2,
+        "tapback (kept as reaction)": 3,
         "tapback removed or replaced later": 2,
         "tapback on a message not in the export": 1,
         "attributedBody unreadable (text left empty)": 1,
@@ -476,6 +496,13 @@ def test_messages_still_in_the_wal_are_read(
     assert Message.objects.count() == 2
     assert snapshot(export) == before
     assert not list((tmp_path / "tmp").iterdir())  # the private copy is gone
+
+    # A stream dropped before it is read removes its copy too.
+    stream = READER.open(export, ReadOptions())
+    assert len(list((tmp_path / "tmp").iterdir())) == 1
+    del stream
+    gc.collect()
+    assert not list((tmp_path / "tmp").iterdir())
 
 
 def test_second_import_adds_nothing(run_import: RunImport, modern: Path) -> None:
@@ -671,11 +698,36 @@ def test_apple_time(value: Any, expected: datetime | None) -> None:
     assert apple_time(value) == expected
 
 
+def decoded_by_typedstream(blob: bytes) -> str:
+    root = typedstream.unarchive_from_data(blob)
+    first = root.contents[0].value
+    assert isinstance(first, NSString)
+    return first.value
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=300), mutable=st.booleans())
+def test_attributed_text_agrees_with_the_typedstream_parser(text: str, mutable: bool) -> None:
+    blob = attributed_body(text, mutable=mutable)
+    assert decoded_by_typedstream(blob) == text
+    assert attributed_text(blob) == text
+
+
 def test_attributed_text_round_trips_and_survives_garbage() -> None:
-    for text in ("", "a", "Zoë 👩‍👩‍👧 ∑", "x" * 70_000):
-        assert attributed_text(attributed_body(text)) == text
-    blob = attributed_body("hello")
-    assert attributed_text(blob[:-5]) is None
+    for text in ("", "a", "Zoë 👩‍👩‍👧 ∑", "x" * 127, "x" * 128, "x" * 200, "x" * 70_000):
+        for mutable in (False, True):
+            assert attributed_text(attributed_body(text, mutable=mutable)) == text
+    # Another system version: not the shape read directly, so the general parser reads it.
+    other = attributed_body("via typedstream").replace(b"\x81\xe8\x03", b"\x81\xe9\x03", 1)
+    assert attributed_text(other) == "via typedstream"
+    blob = attributed_body("hello world")
+    # Cut inside the attribute runs, after the string: the string is still read.
+    assert attributed_text(blob[:-5]) == "hello world"
+    # Cut inside the string, or a string whose bytes are not UTF-8: unreadable.
+    cut = blob.index(b"hello world") + 5
+    assert attributed_text(blob[:cut]) is None
+    assert attributed_text(blob.replace(b"hello world", b"hello\xffworld")) is None
+    assert attributed_text(other[: other.index(b"via") + 2]) is None
     assert attributed_text(b"") is None
     assert attributed_text(b"\x04\x0bstreamtyped\x81\xe8\x03\x84\x01@\xff\xff") is None
     assert attributed_text(bytes(range(256))) is None

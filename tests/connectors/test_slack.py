@@ -235,7 +235,11 @@ def test_subtypes(imported: dict[str, Message]) -> None:
     )
     assert imported["1451722000.001200"].text == "@Carl Cole has left the channel"
     assert imported["1451635320.000200"].provider_metadata["attachments"] == [
-        {"fallback": "Build #1 passed", "title": "Build #1", "title_link": "http://ci.example.com/1"}
+        {
+            "fallback": "Build #1 passed",
+            "title": "Build #1",
+            "title_link": "http://ci.example.com/1",
+        }
     ]
 
 
@@ -314,7 +318,9 @@ def test_folders_outside_the_export_are_never_read(imported: dict[str, Message])
 
 def test_zip_slip_members_are_refused(run_import: Run, tmp_path: Path) -> None:
     archive = tmp_path / "slip.zip"
-    channels = '[{"id": "C1", "name": "ok"}, {"id": "C2", "name": ".."}, {"id": "C3", "name": "../x"}]'
+    channels = (
+        '[{"id": "C1", "name": "ok"}, {"id": "C2", "name": ".."}, {"id": "C3", "name": "../x"}]'
+    )
     day = '[{"type": "message", "user": "U1", "ts": "1.000001", "text": "%s"}]'
     with zipfile.ZipFile(archive, "w") as handle:
         handle.writestr("channels.json", channels)
@@ -345,9 +351,9 @@ def test_broken_day_file_fails_naming_it_and_keeps_earlier_batches(
     error = job.errors[0]
     assert error.startswith("2016-01-02.json, in folder 'general', line ")
     assert "broken JSON" in error
-    # The 5 messages of the first day: two batches of two went in, the fifth was pending.
-    assert job.position == 4
-    assert Message.objects.count() == 4
+    # The 5 messages of the first day are all kept (the fifth written before failing).
+    assert job.position == 5
+    assert Message.objects.count() == 5
     assert set(Message.objects.values_list("chat__external_id", flat=True)) == {"C001"}
 
 
@@ -365,9 +371,7 @@ def test_day_file_that_is_not_an_array(run_import: Run, tmp_path: Path) -> None:
     (target / "random" / "2016-01-01.json").write_text('{"ts": "1"}')
     job = run_import(target)
     assert job.status == "failed"
-    assert job.errors == [
-        "2016-01-01.json, in folder 'random', top level: expected a JSON array"
-    ]
+    assert job.errors == ["2016-01-01.json, in folder 'random', top level: expected a JSON array"]
 
 
 def test_broken_users_list_fails_before_any_message(run_import: Run, tmp_path: Path) -> None:
@@ -405,7 +409,7 @@ def test_damaged_zip_member_fails_naming_it(run_import: Run, tmp_path: Path) -> 
     assert job.errors[0].startswith(
         "2016-01-02.json, member general/2016-01-02.json of export.zip: damaged zip member"
     )
-    assert Message.objects.count() == 4
+    assert Message.objects.count() == 5
 
 
 def test_shared_slackdump_sample(run_import: Run) -> None:

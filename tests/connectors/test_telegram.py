@@ -255,6 +255,9 @@ def test_unix_time_wins_over_local_date(group: ImportJob) -> None:
     assert only_unix.sent_at == _utc(2023, 5, 2, 8, 30, 0)
     edited = _msg("1700000001", "12")
     assert edited.edited_at == _utc(2023, 5, 2, 8, 0, 0)
+    # `edited` without `edited_unixtime`: local time, shifted by the offset that `date`
+    # and `date_unixtime` of the same message reveal (UTC+2 here).
+    assert _msg("1700000001", "10").edited_at == _utc(2023, 5, 1, 10, 30, 0)
 
 
 def test_text_entities_are_preferred_and_a_disagreeing_text_is_kept(group: ImportJob) -> None:
@@ -405,10 +408,11 @@ def test_truncated_file_fails_with_its_position_and_keeps_earlier_batches(
     assert "after message #5 (id 5)" in error
     assert f"byte {path.stat().st_size} (end of file)" in error
     assert "truncated" in error
-    # Messages 1-4 were written in two batches of two; the fifth was pending.
-    assert job.position == 4
-    assert job.added == 4
+    # Every message read before the fault is kept: 1-4 in batches, 5 written before failing.
+    assert job.position == 5
+    assert job.added == 5
     assert sorted(Message.objects.values_list("text", flat=True)) == [
+        "five",
         "four",
         "one",
         "three",
@@ -474,6 +478,14 @@ def test_wrong_structure_fails(run_import: Run) -> None:
             "not a JSON object",
         ),
         ("badutf8.json", b'{"type": "personal_chat", "id": 1, "name": "\xff\xfe"}', "JSON"),
+        (
+            "deep.json",
+            b'{"type": "personal_chat", "id": 1, "messages": [{"id": 1, "poll": '
+            + b"[" * 200
+            + b"]" * 200
+            + b"}]}",
+            "nests deeper than 64 levels",
+        ),
     ],
 )
 def test_bad_content_raises_only_format_errors(

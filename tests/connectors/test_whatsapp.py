@@ -131,6 +131,34 @@ def test_a_phone_number_author_fills_the_phone_field(run_import: Run, tmp_path: 
     assert message.sender.display_name == "+1 555 123 4567"
 
 
+SYSTEM_LINES = [
+    # (line, text when not the line's body, the chat kind the line implies)
+    ("12/31/21, 9:05 PM - Messages and calls are end-to-end encrypted.", None, "dm"),
+    ("31.12.21, 21:05 - Anna hat Ben hinzugefügt", None, "dm"),  # English group words only
+    ("12/31/21, 9:05 PM - Anna added \u202a+1 555 123 4567\u202c", "Anna added +1 555 123 4567",
+     "group"),
+    ('12/31/21, 9:05 PM - You changed the subject from "a: b" to "c"', None, "group"),
+    ("12/31/21, 9:05 PM - Anna changed the group description", None, "group"),
+    ("[31.12.21, 21:05:01] Club: \u200eAnna created group \u201cClub\u201d",
+     "Anna created group \u201cClub\u201d", "group"),
+    ("[31.12.21, 21:05:01] Club: \u200eMessages and calls are end-to-end encrypted.",
+     "Messages and calls are end-to-end encrypted.", "dm"),
+    ('[12/31/21 00:08] +12 345 578 created group "Groupname"', None, "group"),
+    ("[12/31/21 09:10] You were added", None, "group"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("line", "text", "kind"), SYSTEM_LINES, ids=[c[0] for c in SYSTEM_LINES])
+def test_system_lines_are_service_messages_without_a_sender(
+    run_import: Run, tmp_path: Path, line: str, text: str | None, kind: str
+) -> None:
+    done(run_import(write(tmp_path, "WhatsApp Chat with Club.txt", [line])))
+    [message] = messages()
+    assert (message.kind, message.sender, message.direction) == ("service", None, "in")
+    assert message.text == (text or line.split("] ", 1)[-1].split(" - ", 1)[-1])
+    assert Chat.objects.get().kind == kind
+
+
 # --- day/month order from the whole file ---------------------------------------------------
 
 
@@ -315,6 +343,26 @@ def test_media_beside_a_plain_txt(run_import: Run, tmp_path: Path) -> None:
     assert job.skipped == {"attachment file missing from the export": 1}
 
 
+def test_a_corrupt_media_member_is_recorded_as_missing(run_import: Run, tmp_path: Path) -> None:
+    archive = tmp_path / "WhatsApp Chat - Broken.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as out:
+        out.writestr("_chat.txt", "[31.12.21, 21:05:01] Eve: \u200e<attached: photo.jpg>\n")
+        out.writestr("photo.jpg", PHOTO)
+    data = bytearray(archive.read_bytes())
+    at_photo = data.index(PHOTO)
+    data[at_photo + 10] ^= 0xFF  # the CRC no longer matches
+    archive.write_bytes(bytes(data))
+    job = done(run_import(archive))
+    photo = Attachment.objects.get()
+    assert (photo.path, photo.provider_metadata) == (None, {"file_missing": True})
+    assert job.skipped == {"attachment file missing from the export": 1}
+
+
+def test_small_batches_import_the_same(run_import: Run) -> None:
+    job = done(run_import(ANDROID, batch_size=3))
+    assert (job.total, job.position, job.added) == (16, 16, 16)
+
+
 def test_the_zip_and_its_unpacked_txt_are_the_same_chat(run_import: Run, tmp_path: Path) -> None:
     done(run_import(ANDROID))
     archive = make_zip(
@@ -453,6 +501,16 @@ def test_undecodable_bytes_fail_naming_the_file_and_line(run_import: Run, tmp_pa
     assert Message.objects.count() == 0
 
 
+def test_an_impossible_date_fails_before_anything_is_written(
+    run_import: Run, tmp_path: Path
+) -> None:
+    lines = ["28.02.21, 10:00 - A: fine", "30.02.21, 10:00 - A: no such day"]
+    job = run_import(write(tmp_path, "WhatsApp Chat with Feb.txt", lines))
+    assert job.status == ImportStatus.FAILED
+    assert "WhatsApp Chat with Feb.txt, line 2: impossible date" in job.errors[0]
+    assert Message.objects.count() == 0
+
+
 def test_undecodable_bytes_in_a_zip_name_the_member(run_import: Run, tmp_path: Path) -> None:
     archive = make_zip(
         tmp_path / "export.zip",
@@ -506,6 +564,25 @@ def test_detect_finds_the_export_in_a_txt_a_zip_and_a_folder(tmp_path: Path) -> 
     assert READER.detect(folder)
     nested = make_zip(tmp_path / "n.zip", {"WhatsApp Chat - X/_chat.txt": IOS.read_bytes()})
     assert READER.detect(nested)
+
+
+def test_several_chats_in_one_folder_or_zip_are_refused(run_import: Run, tmp_path: Path) -> None:
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    shutil.copy(ANDROID, folder / ANDROID.name)
+    write(folder, "WhatsApp Chat with Ben.txt", ["12/31/21, 9:05 PM - Ben: hi"])
+    archive = make_zip(
+        tmp_path / "both.zip",
+        {
+            ANDROID.name: ANDROID.read_bytes(),
+            "WhatsApp Chat with Ben.txt": b"1/2/21, 9:05 - B: x\n",
+        },
+    )
+    for path in (folder, archive):
+        assert not READER.detect(path)
+        job = run_import(path, format_name="whatsapp")
+        assert job.status == ImportStatus.FAILED
+        assert "several chats" in job.errors[0] and "WhatsApp Chat with Ben.txt" in job.errors[0]
 
 
 def test_an_unpacked_ios_folder_is_the_same_chat_as_its_zip(
