@@ -123,3 +123,27 @@ def read_head(path: Path, size: int = 4096) -> bytes:
             return handle.read(size)
     except OSError:
         return b""
+
+
+# Export JSON is untrusted: these take whatever a field holds and give the expected type.
+
+
+def json_id(value: object) -> str:
+    """An id field as text ("" for null/true/false); 12.0 becomes "12"."""
+    if isinstance(value, bool) or value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def json_text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def json_dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def json_list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []

@@ -38,6 +38,10 @@ from archive.connectors.base import (
     ImportItem,
     ReadOptions,
     file_opener,
+    json_dict,
+    json_id,
+    json_list,
+    json_text,
     safe_member,
 )
 from archive.domain import (
@@ -269,40 +273,20 @@ def _tail_message_count(path: Path) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _id(value: object) -> str:
-    if isinstance(value, bool) or value is None:
-        return ""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return str(value).strip()
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _type_name(value: object) -> str:
     if value is None or value == "":
         return "Default"
-    return _id(value)
+    return json_id(value)
 
 
 def _identity(user: dict[str, Any]) -> IdentityRecord | None:
-    external_id = _id(user.get("id"))
+    external_id = json_id(user.get("id"))
     if not external_id:
         return None
-    name = _text(user.get("name"))
+    name = json_text(user.get("name"))
     return IdentityRecord(
         external_id=external_id,
-        display_name=_text(user.get("nickname")) or name,
+        display_name=json_text(user.get("nickname")) or name,
         handle=name,
     )
 
@@ -322,33 +306,33 @@ def _chat_kind(channel_type: str, guild_id: str) -> str:
 def _chat(path: Path, header: dict[str, Any]) -> ChatRecord:
     guild = header.get("guild")
     channel = header.get("channel")
-    if not isinstance(channel, dict) or not _id(channel.get("id")):
+    if not isinstance(channel, dict) or not json_id(channel.get("id")):
         raise FormatError(path, "channel", "the export names no channel (no channel id)")
-    guild = _dict(guild)
-    guild_id = _id(guild.get("id"))
-    channel_type = _id(channel.get("type"))
+    guild = json_dict(guild)
+    guild_id = json_id(guild.get("id"))
+    channel_type = json_id(channel.get("type"))
     kind = _chat_kind(channel_type, guild_id)
-    name = _text(channel.get("name"))
+    name = json_text(channel.get("name"))
     # DiscordChatExporter writes a thread's parent channel as its "category".
-    category = _text(channel.get("category"))
-    category_id = _id(channel.get("categoryId"))
+    category = json_text(channel.get("category"))
+    category_id = json_id(channel.get("categoryId"))
     metadata: dict[str, Any] = {
         "guild_id": guild_id,
-        "guild_name": _text(guild.get("name")),
+        "guild_name": json_text(guild.get("name")),
         "channel_type": channel_type,
     }
     if kind == "thread":
         metadata.update(parent_id=category_id, parent_name=category)
     elif category_id or category:
         metadata.update(category_id=category_id, category=category)
-    if _text(channel.get("topic")):
+    if json_text(channel.get("topic")):
         metadata["topic"] = channel["topic"]
     if kind in ("dm", "group"):
         title = name
     else:
-        title = " / ".join(part for part in (_text(guild.get("name")), category, name) if part)
+        title = " / ".join(part for part in (json_text(guild.get("name")), category, name) if part)
     return ChatRecord(
-        external_id=_id(channel["id"]), kind=kind, title=title or name, metadata=metadata
+        external_id=json_id(channel["id"]), kind=kind, title=title or name, metadata=metadata
     )
 
 
@@ -357,16 +341,16 @@ def _reactions(raw: list[Any]) -> list[dict[str, Any]]:
     for reaction in raw:
         if not isinstance(reaction, dict):
             continue
-        emoji = _dict(reaction.get("emoji"))
+        emoji = json_dict(reaction.get("emoji"))
         entry: dict[str, Any] = {
-            "emoji": _text(emoji.get("name")) or _text(emoji.get("code")),
+            "emoji": json_text(emoji.get("name")) or json_text(emoji.get("code")),
             # null and "" both mean a Unicode emoji; a snowflake means a custom one.
-            "emoji_id": _id(emoji.get("id")) or None,
+            "emoji_id": json_id(emoji.get("id")) or None,
             "count": reaction.get("count") if isinstance(reaction.get("count"), int) else 1,
         }
         if emoji.get("isAnimated"):
             entry["animated"] = True
-        users = [_id(_dict(user).get("id")) for user in _list(reaction.get("users"))]
+        users = [json_id(json_dict(user).get("id")) for user in json_list(reaction.get("users"))]
         if any(users):
             entry["users"] = [user for user in users if user]
         reactions.append(entry)
@@ -376,11 +360,11 @@ def _reactions(raw: list[Any]) -> list[dict[str, Any]]:
 def _users(raw: list[Any]) -> list[dict[str, Any]]:
     users = []
     for user in raw:
-        user = _dict(user)
-        if not _id(user.get("id")):
+        user = json_dict(user)
+        if not json_id(user.get("id")):
             continue
-        entry = {"id": _id(user.get("id")), "name": _text(user.get("name"))}
-        if _text(user.get("nickname")):
+        entry = {"id": json_id(user.get("id")), "name": json_text(user.get("name"))}
+        if json_text(user.get("nickname")):
             entry["nickname"] = user["nickname"]
         users.append(entry)
     return users
@@ -442,7 +426,7 @@ class _Reader:
         where = f"message #{index}"
         if not isinstance(raw, dict):
             raise FormatError(self.path, where, "a message must be a JSON object")
-        message_id = _id(raw.get("id"))
+        message_id = json_id(raw.get("id"))
         if not message_id:
             raise FormatError(self.path, where, "the message has no id")
         where = f"message #{index} (id {message_id})"
@@ -457,12 +441,12 @@ class _Reader:
 
         message_type = _type_name(raw.get("type"))
         kind = "text" if message_type in TEXT_TYPES else "service"
-        author = _dict(raw.get("author"))
+        author = json_dict(raw.get("author"))
         sender = _identity(author)
-        mentions = _users(_list(raw.get("mentions")))
+        mentions = _users(json_list(raw.get("mentions")))
         identities: dict[str, IdentityRecord] = {}
-        for user in [author, *_list(raw.get("mentions"))]:
-            identity = _identity(_dict(user))
+        for user in [author, *json_list(raw.get("mentions"))]:
+            identity = _identity(json_dict(user))
             if identity is not None:
                 identities.setdefault(identity.external_id, identity)
 
@@ -471,48 +455,50 @@ class _Reader:
             metadata["author"] = {
                 key: value
                 for key, value in (
-                    ("name", _text(author.get("name"))),
-                    ("nickname", _text(author.get("nickname"))),
-                    ("discriminator", _text(author.get("discriminator"))),
+                    ("name", json_text(author.get("name"))),
+                    ("nickname", json_text(author.get("nickname"))),
+                    ("discriminator", json_text(author.get("discriminator"))),
                     ("is_bot", bool(author.get("isBot"))),
                 )
                 if value or key == "is_bot"
             }
         if raw.get("isPinned"):
             metadata["pinned"] = True
-        if reactions := _reactions(_list(raw.get("reactions"))):
+        if reactions := _reactions(json_list(raw.get("reactions"))):
             metadata["reactions"] = reactions
         if mentions:
             metadata["mentions"] = mentions
-        if embeds := [embed for embed in _list(raw.get("embeds")) if isinstance(embed, dict)]:
+        if embeds := [embed for embed in json_list(raw.get("embeds")) if isinstance(embed, dict)]:
             metadata["embeds"] = embeds
-        if stickers := [s for s in _list(raw.get("stickers")) if isinstance(s, dict)]:
+        if stickers := [s for s in json_list(raw.get("stickers")) if isinstance(s, dict)]:
             metadata["stickers"] = stickers
-        if interaction := _dict(raw.get("interaction")):
+        if interaction := json_dict(raw.get("interaction")):
             metadata["interaction"] = interaction
         if call_ended_at is not None:
             metadata["call_ended_at"] = call_ended_at.isoformat()
             metadata["call_seconds"] = max(0, int((call_ended_at - sent_at).total_seconds()))
 
-        reference = _dict(raw.get("reference"))
+        reference = json_dict(raw.get("reference"))
         reply_to = ""
         if reference:
-            metadata["reference"] = {key: _id(value) or None for key, value in reference.items()}
-            parent = _id(reference.get("messageId"))
-            channel = _id(reference.get("channelId"))
+            metadata["reference"] = {
+                key: json_id(value) or None for key, value in reference.items()
+            }
+            parent = json_id(reference.get("messageId"))
+            channel = json_id(reference.get("channelId"))
             same_chat = not channel or channel == self.chat.external_id
             if kind == "text" and parent and same_chat and parent != message_id:
                 reply_to = parent
             if message_type == "ThreadCreated" and channel:
                 metadata["thread_id"] = channel
 
-        text = _text(raw.get("content"))
+        text = json_text(raw.get("content"))
         if kind == "service" and not text.strip():
             text = _service_text(message_type, mentions)
 
         attachments = tuple(
             self.attachment(attachment, position)
-            for position, attachment in enumerate(_list(raw.get("attachments")))
+            for position, attachment in enumerate(json_list(raw.get("attachments")))
             if isinstance(attachment, dict)
         )
         message = MessageRecord(
@@ -531,8 +517,8 @@ class _Reader:
         return ImportItem(chat=self.chat, message=message, identities=tuple(identities.values()))
 
     def attachment(self, raw: dict[str, Any], position: int) -> AttachmentRecord:
-        url = _text(raw.get("url")).strip()
-        name = _text(raw.get("fileName")) or url.replace("\\", "/").rsplit("/", 1)[-1]
+        url = json_text(raw.get("url")).strip()
+        name = json_text(raw.get("fileName")) or url.replace("\\", "/").rsplit("/", 1)[-1]
         size = raw.get("fileSizeBytes")
         metadata: dict[str, Any] = {}
         content = None
@@ -552,7 +538,7 @@ class _Reader:
                 metadata["file_missing"] = True
                 self.skipped["attachment file missing from the export"] += 1
         return AttachmentRecord(
-            external_id=_id(raw.get("id")) or f"#{position}",
+            external_id=json_id(raw.get("id")) or f"#{position}",
             file_name=name,
             mime_type=mimetypes.guess_type(name)[0] or "",
             size=size if isinstance(size, int) and not isinstance(size, bool) else None,

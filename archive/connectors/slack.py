@@ -35,6 +35,10 @@ from archive.connectors.base import (
     FormatError,
     ImportItem,
     ReadOptions,
+    json_dict,
+    json_id,
+    json_list,
+    json_text,
     safe_member,
     safe_zip_member,
 )
@@ -156,24 +160,6 @@ def _markup(body: str, users: dict[str, str], channels: dict[str, str]) -> str:
     return f"{label} ({url})"
 
 
-def _id(value: object) -> str:
-    if isinstance(value, bool) or value is None:
-        return ""
-    return str(value).strip()
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _created(value: object) -> str | None:
     """`created`: a string in old exports, a number in new ones; as ISO 8601 UTC."""
     try:
@@ -284,24 +270,24 @@ def _load(source: _Source, relative: str, where: str = "") -> Any:
 
 
 def _display_name(user: dict[str, Any]) -> str:
-    profile = _dict(user.get("profile"))
+    profile = json_dict(user.get("profile"))
     return (
-        _text(user.get("real_name")).strip()
-        or _text(profile.get("real_name")).strip()
-        or _text(profile.get("display_name")).strip()
-        or _text(user.get("name"))
+        json_text(user.get("real_name")).strip()
+        or json_text(profile.get("real_name")).strip()
+        or json_text(profile.get("display_name")).strip()
+        or json_text(user.get("name"))
     )
 
 
 def _user_identity(user: dict[str, Any]) -> IdentityRecord | None:
-    external_id = _id(user.get("id"))
+    external_id = json_id(user.get("id"))
     if not external_id:
         return None
     return IdentityRecord(
         external_id=external_id,
         display_name=_display_name(user),
-        handle=_text(user.get("name")),
-        email=_text(_dict(user.get("profile")).get("email")),
+        handle=json_text(user.get("name")),
+        email=json_text(json_dict(user.get("profile")).get("email")),
     )
 
 
@@ -325,7 +311,7 @@ class _Workspace:
         if not isinstance(users, list):
             raise FormatError(USERS, "top level", "expected a JSON array of users")
         for user in users:
-            identity = _user_identity(_dict(user))
+            identity = _user_identity(json_dict(user))
             if identity is not None:
                 self.identities[identity.external_id] = identity
                 self.names[identity.external_id] = identity.display_name or identity.handle
@@ -339,19 +325,19 @@ class _Workspace:
             if not isinstance(listed, list):
                 raise FormatError(list_name, "top level", "expected a JSON array")
             for index, entry in enumerate(listed):
-                if not isinstance(entry, dict) or not _id(entry.get("id")):
+                if not isinstance(entry, dict) or not json_id(entry.get("id")):
                     raise FormatError(list_name, f"item #{index + 1}", "a conversation needs an id")
                 entries.append((list_name, kind, index, entry))
-                if _text(entry.get("name")):
-                    self.channel_names[_id(entry["id"])] = entry["name"]
+                if json_text(entry.get("name")):
+                    self.channel_names[json_id(entry["id"])] = entry["name"]
         seen: set[str] = set()
         for list_name, kind, _index, entry in entries:
-            chat_id = _id(entry["id"])
+            chat_id = json_id(entry["id"])
             if chat_id in seen:
                 continue
             seen.add(chat_id)
             chat = self._chat(entry, kind, list_name)
-            name = _text(entry.get("name"))
+            name = json_text(entry.get("name"))
             folder = next(
                 (f for f in dict.fromkeys((name, chat_id)) if f and self.source.days(f)), ""
             )
@@ -359,21 +345,21 @@ class _Workspace:
                 self.chats.append((chat, folder))
 
     def _chat(self, entry: dict[str, Any], kind: str, list_name: str) -> ChatRecord:
-        chat_id = _id(entry["id"])
-        name = _text(entry.get("name"))
-        members = [_id(member) for member in _list(entry.get("members")) if _id(member)]
+        chat_id = json_id(entry["id"])
+        name = json_text(entry.get("name"))
+        members = [json_id(member) for member in json_list(entry.get("members")) if json_id(member)]
         metadata: dict[str, Any] = {"list": list_name}
         if name:
             metadata["name"] = name
         if created := _created(entry.get("created")):
             metadata["created"] = created
         for key in ("topic", "purpose"):
-            value = _text(_dict(entry.get(key)).get("value"))
+            value = json_text(json_dict(entry.get(key)).get("value"))
             if value:
                 metadata[key] = value
         for key in ("creator", "user"):
-            if _id(entry.get(key)):
-                metadata[key] = _id(entry[key])
+            if json_id(entry.get(key)):
+                metadata[key] = json_id(entry[key])
         for key in ("is_archived", "is_general", "is_private"):
             if entry.get(key):
                 metadata[key] = True
@@ -402,26 +388,26 @@ class _Workspace:
 
     def _sender(self, raw: dict[str, Any]) -> IdentityRecord | None:
         # Old file_comment messages name their author only in the comment.
-        user = _id(raw.get("user")) or _id(_dict(raw.get("comment")).get("user"))
+        user = json_id(raw.get("user")) or json_id(json_dict(raw.get("comment")).get("user"))
         if user:
             known = self.identities.get(user)
             if known is not None:
                 return known
-            profile = _dict(raw.get("user_profile"))
+            profile = json_dict(raw.get("user_profile"))
             display = (
-                _text(profile.get("real_name"))
-                or _text(profile.get("display_name"))
-                or _text(raw.get("username"))
+                json_text(profile.get("real_name"))
+                or json_text(profile.get("display_name"))
+                or json_text(raw.get("username"))
             )
             return IdentityRecord(
                 external_id=user,
                 display_name=display or ("Slackbot" if user == "USLACKBOT" else ""),
-                handle=_text(profile.get("name")),
+                handle=json_text(profile.get("name")),
             )
-        bot = _dict(raw.get("bot_profile"))
-        bot_id = _id(raw.get("bot_id")) or _id(bot.get("id"))
+        bot = json_dict(raw.get("bot_profile"))
+        bot_id = json_id(raw.get("bot_id")) or json_id(bot.get("id"))
         if bot_id:
-            name = _text(raw.get("username")) or _text(bot.get("name"))
+            name = json_text(raw.get("username")) or json_text(bot.get("name"))
             return IdentityRecord(external_id=bot_id, display_name=name, handle=name)
         return None
 
@@ -431,7 +417,7 @@ class _Workspace:
         if raw.get("type", "message") != "message":
             self.skipped[f"Slack item of type {raw.get('type')!r}"] += 1
             return None
-        subtype = _text(raw.get("subtype"))
+        subtype = json_text(raw.get("subtype"))
         if subtype == "message_deleted":
             self.skipped["Slack message_deleted event"] += 1
             return None
@@ -439,14 +425,14 @@ class _Workspace:
         if subtype == "message_changed" and isinstance(raw.get("message"), dict):
             raw = raw["message"]
         ts = raw.get("ts")
-        if not _id(ts):
+        if not json_id(ts):
             self.skipped["Slack message without ts"] += 1
             return None
-        message_id = _id(ts)
+        message_id = json_id(ts)
         try:
             sent_at = ts_datetime(ts)
-            edited = _dict(raw.get("edited"))
-            edited_at = ts_datetime(edited["ts"]) if _id(edited.get("ts")) else None
+            edited = json_dict(raw.get("edited"))
+            edited_at = ts_datetime(edited["ts"]) if json_id(edited.get("ts")) else None
             if outer is not raw and edited_at is None:
                 edited_at = ts_datetime(outer.get("ts"))
         except (ValueError, OverflowError, OSError) as exc:
@@ -456,7 +442,7 @@ class _Workspace:
         identities: dict[str, IdentityRecord] = {}
         if sender is not None:
             identities[sender.external_id] = sender
-        raw_text = _text(raw.get("text"))
+        raw_text = json_text(raw.get("text"))
         for mentioned in re.findall(r"<@([A-Z0-9]+)", raw_text):
             if mentioned in self.identities:
                 identities.setdefault(mentioned, self.identities[mentioned])
@@ -471,36 +457,38 @@ class _Workspace:
         if raw_text and raw_text != text:
             metadata["raw_text"] = raw_text
         for key in ("bot_id", "username", "parent_user_id", "client_msg_id"):
-            if _id(raw.get(key)):
-                metadata[key] = _id(raw[key])
+            if json_id(raw.get(key)):
+                metadata[key] = json_id(raw[key])
         if edited.get("user"):
-            metadata["edited_by"] = _id(edited["user"])
+            metadata["edited_by"] = json_id(edited["user"])
         reactions = [
             {
-                "name": _text(r.get("name")),
+                "name": json_text(r.get("name")),
                 "count": r.get("count") if isinstance(r.get("count"), int) else 1,
-                "users": [_id(u) for u in _list(r.get("users")) if _id(u)],
+                "users": [json_id(u) for u in json_list(r.get("users")) if json_id(u)],
             }
-            for r in map(_dict, _list(raw.get("reactions")))
-            if _text(r.get("name"))
+            for r in map(json_dict, json_list(raw.get("reactions")))
+            if json_text(r.get("name"))
         ]
         if reactions:
             metadata["reactions"] = reactions
-        thread_ts = _id(raw.get("thread_ts"))
+        thread_ts = json_id(raw.get("thread_ts"))
         reply_to = thread_ts if thread_ts and thread_ts != message_id else ""
         if thread_ts and not reply_to and raw.get("reply_count"):
             metadata["thread"] = {
                 "reply_count": raw.get("reply_count"),
-                "reply_users": [_id(u) for u in _list(raw.get("reply_users"))],
-                "latest_reply": _id(raw.get("latest_reply")),
+                "reply_users": [json_id(u) for u in json_list(raw.get("reply_users"))],
+                "latest_reply": json_id(raw.get("latest_reply")),
             }
-        if legacy := [_dict(a) for a in _list(raw.get("attachments")) if isinstance(a, dict)]:
+        if legacy := [
+            json_dict(a) for a in json_list(raw.get("attachments")) if isinstance(a, dict)
+        ]:
             metadata["attachments"] = [
                 {k: a[k] for k in ("fallback", "title", "title_link", "text") if a.get(k)}
                 for a in legacy
             ]
         if raw.get("pinned_to"):
-            metadata["pinned_to"] = [_id(c) for c in _list(raw.get("pinned_to"))]
+            metadata["pinned_to"] = [json_id(c) for c in json_list(raw.get("pinned_to"))]
 
         deleted_at = None
         if subtype == "tombstone" or raw.get("is_deleted"):
@@ -508,7 +496,7 @@ class _Workspace:
             deleted_at = edited_at or sent_at
             metadata["deleted_time_unknown"] = True
 
-        files = [f for f in _list(raw.get("files")) if isinstance(f, dict)]
+        files = [f for f in json_list(raw.get("files")) if isinstance(f, dict)]
         if isinstance(raw.get("file"), dict):  # old exports: one file, singular
             files.append(raw["file"])
         attachments = tuple(self._file(f, index) for index, f in enumerate(files))
@@ -531,9 +519,9 @@ class _Workspace:
     def _file(self, raw: dict[str, Any], index: int) -> AttachmentRecord:
         size = raw.get("size")
         return AttachmentRecord(
-            external_id=_id(raw.get("id")) or f"#{index}",
-            file_name=_text(raw.get("name")) or _text(raw.get("title")),
-            mime_type=_text(raw.get("mimetype")),
+            external_id=json_id(raw.get("id")) or f"#{index}",
+            file_name=json_text(raw.get("name")) or json_text(raw.get("title")),
+            mime_type=json_text(raw.get("mimetype")),
             size=size if isinstance(size, int) and not isinstance(size, bool) else None,
             metadata={k: raw[k] for k in FILE_FIELDS if raw.get(k) not in (None, "")},
         )
