@@ -115,14 +115,21 @@ def _upsert_identities(provider: str, records: Iterable[IdentityRecord]) -> dict
         for ident in Identity.objects.filter(provider=provider, external_id__in=list(wanted))
     }
     fields = ("display_name", "phone", "email", "handle")
+    fresh = [
+        Identity(
+            provider=provider,
+            external_id=external_id,
+            **{name: getattr(record, name) for name in fields},
+        )
+        for external_id, record in wanted.items()
+        if external_id not in existing
+    ]
+    if fresh:
+        Identity.objects.bulk_create(fresh)  # SQLite returns the new primary keys
+        existing.update((ident.external_id, ident) for ident in fresh)
     for external_id, record in wanted.items():
-        ident = existing.get(external_id)
-        if ident is None:
-            existing[external_id] = Identity.objects.create(
-                provider=provider,
-                external_id=external_id,
-                **{name: getattr(record, name) for name in fields},
-            )
+        ident = existing[external_id]
+        if ident in fresh:
             continue
         changed = [
             name
@@ -529,9 +536,20 @@ def _link_new_replies(
     by_chat: dict[str, list[str]] = {}
     for chat_ext, external_id in records:
         by_chat.setdefault(chat_ext, []).append(external_id)
+    update = "UPDATE archive_message SET reply_to_id = %s WHERE id = %s"
     with connection.cursor() as cursor:
+        if updates:
+            cursor.executemany(update, updates)
+        updates = []
         for chat_ext, external_ids in by_chat.items():
             chat_id = ctx.chats[chat_ext].pk
+            cursor.execute(
+                "SELECT 1 FROM archive_message WHERE chat_id = %s AND reply_to_id IS NULL"
+                " AND reply_to_external_id != '' LIMIT 1",
+                [chat_id],
+            )
+            if cursor.fetchone() is None:
+                continue  # no reply in this chat waits for a parent
             for chunk in _chunks(external_ids):
                 marks = ", ".join(["%s"] * len(chunk))
                 cursor.execute(
@@ -545,7 +563,7 @@ def _link_new_replies(
                     if parent_id is not None and parent_id != child_id:
                         updates.append((parent_id, child_id))
         if updates:
-            cursor.executemany("UPDATE archive_message SET reply_to_id = %s WHERE id = %s", updates)
+            cursor.executemany(update, updates)
 
 
 def _link_replies(ctx: _Context, touched: list[Message]) -> None:
