@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from archive.domain import (
     MAX_BATCH_MESSAGES,
@@ -258,3 +258,32 @@ def test_redelivery_cost_does_not_grow_with_the_batch(django_assert_max_num_quer
     with django_assert_max_num_queries(20):
         result = batch_record(batch=records)
     assert result.unchanged == 300
+
+
+def fts_paused() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT paused FROM archive_fts_control WHERE id = 1")
+        return int(cursor.fetchone()[0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_set_wise_indexing_never_leaves_the_triggers_paused() -> None:
+    batch_record(batch=batch(*[message(str(i), f"bulk words {i}", minutes=i) for i in range(50)]))
+    assert fts_paused() == 0
+    assert len(fts_rowids("message_fts", '"bulk"')) == 50
+    broken = batch(message("x", "doomed words", attachments=(AttachmentRecord(size=2**70),)))
+    with pytest.raises(OverflowError):
+        batch_record(batch=broken)
+    assert fts_paused() == 0
+    # A row inserted outside the sink's bulk path is still indexed by the insert trigger.
+    with connection.cursor() as cursor, transaction.atomic():
+        cursor.execute(
+            "INSERT INTO archive_message (public_id, account_id, chat_id, external_id, sent_at,"
+            " text, kind, direction, reply_to_external_id, delivery_status, raw_json,"
+            " provider_metadata, created_at, updated_at) SELECT 'msg_trigger', account_id,"
+            " chat_id, 'trigger', sent_at, 'triggered words', 'text', 'in', '', '', '', '{}',"
+            " created_at, updated_at FROM archive_message LIMIT 1"
+        )
+    assert len(fts_rowids("message_fts", '"triggered"')) == 1
+    for table in ("message_fts", "message_trigram"):
+        fts_integrity(table)
