@@ -28,6 +28,7 @@ PROVIDER_MODULES = {
     "smtplib",
     "slack_sdk",
     "whatsapp",
+    "typedstream",
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zipfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, ClassVar, Protocol
@@ -48,6 +48,8 @@ class ExportStream:
     items: Iterator[ImportItem]
     total: int | None = None  # messages in the export, when the format tells
     skipped: Counter[str] = field(default_factory=Counter)  # reason -> count, filled as read
+    # Releases what the reader holds open (a database, a temporary copy); called once.
+    close: Callable[[], None] | None = None
 
 
 class ExportReader(Protocol):

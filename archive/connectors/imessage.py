@@ -651,6 +651,11 @@ class _Reading:
                 if values is None:
                     break
                 row = dict(zip(names, values, strict=True))
+                if not isinstance(row["rowid"], int) or (last is not None and row["rowid"] <= last):
+                    # A damaged page can read as rows of garbage, out of ROWID order.
+                    raise FormatError(
+                        self.database, position, "ROWIDs out of order: the database is damaged"
+                    )
                 last = row["rowid"]
                 try:
                     item = self._item(
@@ -884,6 +889,7 @@ class IMessageReader:
             items=items,
             total=total,
             skipped=reading.skipped,
+            close=close,
         )
         # An abandoned, never-started stream still closes the database and removes any copy.
         weakref.finalize(items, close)

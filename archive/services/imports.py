@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import logging
 import os
+import sqlite3
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable
@@ -277,8 +278,11 @@ def import_run(
         return _finish(job, ImportStatus.DONE, stream, progress)
     except (FormatError, Invalid) as exc:
         return _fail(job, str(exc), stream, progress)
-    except (OSError, UnicodeError, ValueError) as exc:
+    except (OSError, UnicodeError, ValueError, sqlite3.DatabaseError) as exc:
         return _fail(job, f"{Path(job.source).name}: {type(exc).__name__}: {exc}", stream, progress)
+    finally:
+        if stream is not None and stream.close is not None:
+            stream.close()
 
 
 def _save_skips(job: ImportJob, stream: ExportStream) -> None:

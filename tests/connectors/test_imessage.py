@@ -678,23 +678,17 @@ def test_corrupt_pages_fail_naming_the_file_and_position(
     db.close()
     leaves = table_leaf_pages(database, "message")
     assert len(leaves) > 5
-    # Break the cell pointers of the message table's second-last leaf page.
+    # Break the message table's second-last leaf page: its page-type byte becomes invalid.
+    # (Garbled cells are not reliably caught: SQLite may read them as rows of garbage.)
     data = bytearray(database.read_bytes())
     page_size = int.from_bytes(data[16:18], "big")
     start = (leaves[-2] - 1) * page_size
     assert data[start] == 0x0D  # a table b-tree leaf page
-    data[start + 8 : start + page_size] = b"\xff" * (page_size - 8)
+    data[start] = 0x00
     database.write_bytes(bytes(data))
     assert READER.detect(database)  # the schema is still readable
 
     job = run_import(database, batch_size=50)
-    import archive.connectors.imessage as im
-    c = im._connect_immutable(database)
-    try:
-        n = sum(1 for _ in c.execute("SELECT ROWID FROM message ORDER BY ROWID"))
-    except Exception as e:
-        n = repr(e)
-    print("DIAG", leaves, n, job.added, job.skipped, job.errors, sorted(p.name for p in tmp_path.iterdir()))
     assert job.status == "failed"
     assert len(job.errors) == 1
     error = job.errors[0]
