@@ -55,7 +55,7 @@ class Command(BaseCommand):
         bar = tqdm(
             desc=f"{job.source_name} ({job.format})",
             unit=" msg",
-            unit_scale=True,
+            unit_scale=(job.total or 0) >= 10_000,
             initial=job.position,
             total=job.total,
             file=self.stderr._out,
