@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -61,6 +62,21 @@ class ExportReader(Protocol):
         ...
 
     def open(self, path: Path, options: ReadOptions) -> ExportStream: ...
+
+
+# What reading a damaged or unusual zip member can raise: a bad archive, corrupt deflate
+# data, a member cut short, an encrypted member (RuntimeError), an unsupported compression
+# method (zipfile raises NotImplementedError for those).
+ZIP_ERRORS: tuple[type[BaseException], ...] = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    RuntimeError,
+    NotImplementedError,
+)
+
+# Reading a member that may be missing, unreadable or damaged.
+ZIP_READ_ERRORS: tuple[type[BaseException], ...] = (OSError, KeyError, *ZIP_ERRORS)
 
 
 def safe_member(root: Path, relative: str) -> Path | None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import re
 import zipfile
-import zlib
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -31,6 +30,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Protocol
 
 from archive.connectors.base import (
+    ZIP_ERRORS,
+    ZIP_READ_ERRORS,
     ExportStream,
     FormatError,
     ImportItem,
@@ -232,7 +233,7 @@ class _Zip:
         try:
             with self.archive.open(info) as member:
                 return member.read()
-        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
+        except ZIP_ERRORS as exc:
             raise FormatError(
                 relative, f"member {info.filename} of {self.label}", f"damaged zip member: {exc}"
             ) from exc
@@ -555,7 +556,7 @@ class SlackReader:
                         with archive.open(info) as member:
                             if _head_is_array(member.read(64)):
                                 return True
-        except (OSError, zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError):
+        except ZIP_READ_ERRORS:
             return False
         return False
 

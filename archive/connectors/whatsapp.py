@@ -70,7 +70,6 @@ import mimetypes
 import re
 import unicodedata
 import zipfile
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -79,6 +78,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any, BinaryIO, ClassVar, cast
 
 from archive.connectors.base import (
+    ZIP_ERRORS,
     ExportStream,
     FormatError,
     ImportItem,
@@ -411,9 +411,6 @@ def _locate(path: Path) -> _Source | None:
     return None
 
 
-_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError)
-
-
 def _read_lines(source: _Source) -> Iterator[tuple[int, str]]:
     """(line number, text) of the chat text, decoded strictly, without line ends."""
     number = 0
@@ -431,7 +428,7 @@ def _read_lines(source: _Source) -> Iterator[tuple[int, str]]:
                 if number == 1:
                     line = line.removeprefix("\ufeff")
                 yield number, line.rstrip("\r\n")
-    except _ZIP_ERRORS as exc:
+    except ZIP_ERRORS as exc:
         raise source.error(number + 1, f"the zip cannot be read: {exc}") from None
 
 
@@ -449,7 +446,7 @@ class _GuardedStream(io.RawIOBase):
     def read(self, size: int = -1) -> bytes:
         try:
             return self._inner.read(size)
-        except _ZIP_ERRORS as exc:
+        except ZIP_ERRORS as exc:
             raise OSError(f"attachment unreadable: {exc}") from exc
 
     def readinto(self, buffer: Any) -> int:
@@ -467,7 +464,7 @@ def _guarded(opener: Callable[[], IO[bytes]]) -> Callable[[], BinaryIO]:
     def _open() -> BinaryIO:
         try:
             return cast(BinaryIO, _GuardedStream(opener()))
-        except _ZIP_ERRORS as exc:
+        except ZIP_ERRORS as exc:
             raise OSError(f"attachment unreadable: {exc}") from exc
 
     return _open
@@ -705,6 +702,9 @@ def _messages(ctx: _Context) -> Iterator[ImportItem]:
 # ---------------------------------------------------------------------------------------
 
 
+_DETECT_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, _SeveralChats, *ZIP_ERRORS)
+
+
 class WhatsAppReader:
     format: ClassVar[str] = "whatsapp"
     label: ClassVar[str] = "WhatsApp chat export (.txt or .zip)"
@@ -712,13 +712,13 @@ class WhatsAppReader:
     def detect(self, path: Path) -> bool:
         try:
             return _locate(path) is not None
-        except (OSError, ValueError, _SeveralChats, *_ZIP_ERRORS):
+        except _DETECT_ERRORS:
             return False
 
     def open(self, path: Path, options: ReadOptions) -> ExportStream:
         try:
             source = _locate(path)
-        except _ZIP_ERRORS as exc:
+        except ZIP_ERRORS as exc:
             raise FormatError(path, "archive", f"the zip cannot be read: {exc}") from None
         except _SeveralChats as several:
             problem = f"holds several chats ({several}); import them one by one"

@@ -14,8 +14,6 @@ import hashlib
 import logging
 import os
 import sqlite3
-import zipfile
-import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -25,7 +23,13 @@ from django.db.models import F
 from django.utils import timezone
 
 from archive.blobs import blob_put
-from archive.connectors.base import ExportStream, FormatError, ImportItem, ReadOptions
+from archive.connectors.base import (
+    ZIP_READ_ERRORS,
+    ExportStream,
+    FormatError,
+    ImportItem,
+    ReadOptions,
+)
 from archive.connectors.registry import reader_for
 from archive.domain import AttachmentRecord, Batch, ChatRecord, IdentityRecord, MessageRecord
 from archive.models import Chat, ImportJob, ImportStatus
@@ -155,7 +159,7 @@ def _stage(attachment: AttachmentRecord, skipped: dict[str, int]) -> AttachmentR
     try:
         with attachment.content() as stream:
             stored = blob_put(stream)
-    except (OSError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+    except ZIP_READ_ERRORS as exc:
         skipped["attachment file missing from the export"] = (
             skipped.get("attachment file missing from the export", 0) + 1
         )
