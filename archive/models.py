@@ -348,7 +348,10 @@ class ImportJob(models.Model):
     updated = models.PositiveIntegerField(default=0)
     unchanged = models.PositiveIntegerField(default=0)
     tombstoned = models.PositiveIntegerField(default=0)
-    skipped = models.JSONField(default=dict, blank=True)  # reason -> count
+    skipped = models.JSONField(default=dict, blank=True)  # reason -> count, all causes
+    # Skips found while copying attachment bytes, counted with each batch (so a resumed
+    # import neither loses nor repeats them); `skipped` merges these with the reader's.
+    staged_skips = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True)  # messages naming file and position
     cancel_requested = models.BooleanField(default=False)
     worker_pid = models.IntegerField(null=True, blank=True)

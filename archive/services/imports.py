@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -176,7 +177,7 @@ def _stage(attachment: AttachmentRecord, skipped: dict[str, int]) -> AttachmentR
     )
 
 
-def _staged(item: ImportItem, stream: ExportStream) -> ImportItem:
+def _staged(item: ImportItem, counts: Counter[str]) -> ImportItem:
     """The item with its attachment bytes already in the blob store, so a batch never
     holds more than one message's bytes in memory."""
     message = item.message
@@ -184,8 +185,7 @@ def _staged(item: ImportItem, stream: ExportStream) -> ImportItem:
         return item
     skipped: dict[str, int] = {}
     staged = tuple(_stage(a, skipped) for a in message.attachments)
-    for reason, count in skipped.items():
-        stream.skipped[reason] += count
+    counts.update(skipped)
     return dataclasses.replace(item, message=dataclasses.replace(message, attachments=staged))
 
 
@@ -206,16 +206,32 @@ def _batch_of(stream: ExportStream, items: Iterable[ImportItem]) -> Batch:
     )
 
 
-def _write(job: ImportJob, stream: ExportStream, items: list[ImportItem], position: int) -> None:
+def _merged(reader: Counter[str], staged: dict[str, int]) -> dict[str, int]:
+    total = Counter(reader)
+    total.update(staged)
+    return dict(total)
+
+
+def _write(
+    job: ImportJob,
+    stream: ExportStream,
+    items: list[ImportItem],
+    position: int,
+    staged: Counter[str],
+) -> None:
     batch = _batch_of(stream, items)
     with transaction.atomic():
         result = batch_record(batch=batch)
+        before = ImportJob.objects.filter(pk=job.pk).values_list("staged_skips", flat=True)[0]
+        staged_total = dict(Counter(before) + staged)
         ImportJob.objects.filter(pk=job.pk).update(
             position=position,
             added=F("added") + result.added,
             updated=F("updated") + result.updated,
             unchanged=F("unchanged") + result.unchanged,
             tombstoned=F("tombstoned") + result.tombstoned,
+            staged_skips=staged_total,
+            skipped=_merged(stream.skipped, staged_total),
             updated_at=timezone.now(),
         )
         chat_ids = Chat.objects.filter(
@@ -248,6 +264,7 @@ def import_run(
         already = job.position
         seen = 0
         pending: list[ImportItem] = []
+        staged: Counter[str] = Counter()
         failure: FormatError | None = None
         items = iter(stream.items)
         while True:
@@ -262,18 +279,19 @@ def import_run(
             seen += 1
             if seen <= already:
                 continue
-            pending.append(_staged(item, stream))
+            pending.append(_staged(item, staged))
             if len(pending) >= size:
-                _write(job, stream, pending, seen)
-                pending = []
+                _write(job, stream, pending, seen, staged)
+                pending, staged = [], Counter()
                 job.refresh_from_db()
                 _save_skips(job, stream)
                 if progress:
                     progress(job)
-                if job.cancel_requested:
+                # Asked from the page (or anywhere) while this batch was being written?
+                if ImportJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
                     return _finish(job, ImportStatus.CANCELLED, stream)
         if pending:
-            _write(job, stream, pending, seen)
+            _write(job, stream, pending, seen, staged)
         if failure is not None:
             raise failure
         job.refresh_from_db()
@@ -290,7 +308,7 @@ def import_run(
 
 
 def _save_skips(job: ImportJob, stream: ExportStream) -> None:
-    ImportJob.objects.filter(pk=job.pk).update(skipped=dict(stream.skipped))
+    ImportJob.objects.filter(pk=job.pk).update(skipped=_merged(stream.skipped, job.staged_skips))
 
 
 def _finish(
@@ -301,7 +319,8 @@ def _finish(
 ) -> ImportJob:
     fields: dict[str, object] = {"status": status, "finished_at": timezone.now()}
     if stream is not None:
-        fields["skipped"] = dict(stream.skipped)
+        job.refresh_from_db(fields=["staged_skips"])
+        fields["skipped"] = _merged(stream.skipped, job.staged_skips)
     ImportJob.objects.filter(pk=job.pk).update(**fields)
     job.refresh_from_db()
     if progress:

@@ -14,7 +14,7 @@ from django.test import Client
 
 from archive.jobs import import_run as import_run_job
 from archive.models import ImportJob, Message
-from archive.services.imports import import_job_create, import_run
+from archive.services.imports import import_job_create, import_job_resume, import_run
 
 pytestmark = pytest.mark.django_db
 
@@ -154,3 +154,29 @@ def test_dashboard_lists_recent_imports(owner_client: Client, tmp_path: Path) ->
     import_run(job_id=import_job_create(source=export).pk)
     html = owner_client.get("/").content.decode()
     assert "Recent imports" in html and "result.json" in html
+
+
+def test_skip_counts_of_a_resumed_import_match_an_uninterrupted_one(tmp_path: Path) -> None:
+    """Missing attachment files are counted once per message, however often the import
+    is stopped and resumed."""
+    (tmp_path / "IMG-0001.jpg").write_bytes(b"\xff\xd8 a photo")
+    lines = [f"12/31/21, 9:0{i} PM - Bob: IMG-000{i}.jpg (file attached)" for i in range(1, 7)]
+    export = tmp_path / "WhatsApp Chat with Bob.txt"
+    export.write_text("\n".join(lines) + "\n")
+
+    whole = import_run(job_id=import_job_create(source=export).pk, batch_size=2)
+    assert whole.status == "done"
+    assert whole.skipped == {"attachment file missing from the export": 5}
+
+    job = import_job_create(source=export, resume=False)
+
+    def stop_after_first_batch(current: ImportJob) -> None:
+        if current.position == 2:
+            ImportJob.objects.filter(pk=current.pk).update(cancel_requested=True)
+
+    stopped = import_run(job_id=job.pk, batch_size=2, progress=stop_after_first_batch)
+    assert (stopped.status, stopped.position) == ("cancelled", 2)
+    import_job_resume(public_id=job.public_id)
+    resumed = import_run(job_id=job.pk, batch_size=2)
+    assert (resumed.status, resumed.position) == ("done", 6)
+    assert resumed.skipped == whole.skipped
