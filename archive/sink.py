@@ -127,10 +127,11 @@ def _upsert_identities(provider: str, records: Iterable[IdentityRecord]) -> dict
     if fresh:
         Identity.objects.bulk_create(fresh)  # SQLite returns the new primary keys
         existing.update((ident.external_id, ident) for ident in fresh)
+    created = {ident.external_id for ident in fresh}
     for external_id, record in wanted.items():
-        ident = existing[external_id]
-        if ident in fresh:
+        if external_id in created:
             continue
+        ident = existing[external_id]
         changed = [
             name
             for name in fields
