@@ -51,19 +51,27 @@ def wirecat(args: list[str], state: Path) -> tuple[float, int, str]:
     return elapsed, usage.ru_maxrss // 1024, output
 
 
-def raw_limit(export: Path, state: Path) -> tuple[float, int]:
-    """Insert the export's messages with executemany, then rebuild FTS. Returns (s, rows)."""
+def raw_limit(export: Path, state: Path, keep_triggers: bool = False) -> tuple[float, int]:
+    """Insert the export's messages with executemany, then rebuild FTS. Returns (s, rows).
+
+    By default the FTS triggers are dropped first (the cheapest way to the same end state);
+    with `keep_triggers` the schema is left exactly as migrated, triggers and all.
+    """
     wirecat(["migrate", "-v0"], state)
     db = sqlean.connect(str(state / "wirecat.db"), isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     for name in (
-        "message_fts_ai",
-        "message_fts_au",
-        "message_fts_ad",
-        "message_trigram_ai",
-        "message_trigram_au",
-        "message_trigram_ad",
+        ()
+        if keep_triggers
+        else (
+            "message_fts_ai",
+            "message_fts_au",
+            "message_fts_ad",
+            "message_trigram_ai",
+            "message_trigram_au",
+            "message_trigram_ad",
+        )
     ):
         db.execute(f"DROP TRIGGER {name}")
     now = datetime.now(UTC).isoformat(" ")
@@ -160,10 +168,17 @@ def main() -> None:
     limit_rate = rows / limit_seconds
     print(
         f"raw limit: {rows:,} rows executemany + FTS rebuild in {limit_seconds:,.1f} s = "
-        f"{limit_rate:,.0f} rows/s"
+        f"{limit_rate:,.0f} rows/s (FTS triggers dropped first)"
+    )
+    same_seconds, _ = raw_limit(export, work / "raw-state-triggers", keep_triggers=True)
+    same_rate = rows / same_seconds
+    print(
+        f"raw, schema as migrated (triggers kept) + rebuild: {same_seconds:,.1f} s = "
+        f"{same_rate:,.0f} rows/s"
     )
     print(
-        f"ratio:     {rate / limit_rate:.2f} x the raw limit (target >= 0.5); "
+        f"ratio:     {rate / limit_rate:.2f} x the raw limit (target >= 0.5), "
+        f"{rate / same_rate:.2f} x the as-migrated raw insert; "
         f"peak RSS {rss_mb} MB (target <= 300)"
     )
 
