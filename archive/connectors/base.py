@@ -79,6 +79,16 @@ ZIP_ERRORS: tuple[type[BaseException], ...] = (
 ZIP_READ_ERRORS: tuple[type[BaseException], ...] = (OSError, KeyError, *ZIP_ERRORS)
 
 
+def export_account(provider: str, options: ReadOptions) -> AccountRecord:
+    """The account of an export whose format does not say whose it is: the one the owner
+    named with `--account`, else one shared "<provider>-export" account."""
+    return AccountRecord(
+        provider=provider,
+        external_id=options.account_name or f"{provider}-export",
+        name=options.account_name or "",
+    )
+
+
 def safe_member(root: Path, relative: str) -> Path | None:
     """`relative` (a path an export names) inside `root`, or None when it would escape it
     (absolute paths, `..`, symlinks out) or does not exist. Windows separators accepted."""

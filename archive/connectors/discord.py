@@ -37,6 +37,7 @@ from archive.connectors.base import (
     FormatError,
     ImportItem,
     ReadOptions,
+    export_account,
     file_opener,
     json_dict,
     json_id,
@@ -45,7 +46,6 @@ from archive.connectors.base import (
     safe_member,
 )
 from archive.domain import (
-    AccountRecord,
     AttachmentRecord,
     ChatRecord,
     IdentityRecord,
@@ -585,12 +585,9 @@ class DiscordReader:
         chat = _chat(path, values)
         count = values.get("messageCount")
         total = count if isinstance(count, int) else _tail_message_count(path)
-        account_id = options.account_name or "discord-export"
         stream = ExportStream(
             format=self.format,
-            account=AccountRecord(
-                provider="discord", external_id=account_id, name=options.account_name or ""
-            ),
+            account=export_account("discord", options),
             items=iter(()),
             total=total,
         )

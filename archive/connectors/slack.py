@@ -36,6 +36,7 @@ from archive.connectors.base import (
     FormatError,
     ImportItem,
     ReadOptions,
+    export_account,
     json_dict,
     json_id,
     json_list,
@@ -44,7 +45,6 @@ from archive.connectors.base import (
     safe_zip_member,
 )
 from archive.domain import (
-    AccountRecord,
     AttachmentRecord,
     ChatRecord,
     IdentityRecord,
@@ -561,12 +561,9 @@ class SlackReader:
         return False
 
     def open(self, path: Path, options: ReadOptions) -> ExportStream:
-        account_id = options.account_name or "slack-export"
         stream = ExportStream(
             format=self.format,
-            account=AccountRecord(
-                provider="slack", external_id=account_id, name=options.account_name or ""
-            ),
+            account=export_account("slack", options),
             items=iter(()),
         )
         if path.is_dir():
