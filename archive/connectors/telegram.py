@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, ClassVar
 
 import ijson
+from ijson.utils import sendable_list
 
 from archive.connectors.base import (
     ExportStream,
@@ -133,6 +134,10 @@ class _Tracked:
         return f"bytes {self.start}-{self.end}"
 
 
+# ijson's object builder fed with (prefix, event, value) events: C in the yajl2_c backend.
+items_basecoro = ijson.get_backend(ijson.backend).items_basecoro
+
+
 class _TooDeep(ijson.JSONError):
     """Nesting no export has; refused before prefixes or builders grow with it."""
 
@@ -142,45 +147,41 @@ ENDS = ("end_map", "end_array")
 
 
 class _Events:
-    """`ijson.parse`'s (prefix, event, value) stream over ijson's basic events, refusing
-    nesting deeper than MAX_DEPTH (ijson's own prefixes cost memory in proportion to
-    depth on every event). `build` reads one whole value without making prefixes."""
+    """`ijson.parse`'s (prefix, event, value) stream, refusing nesting deeper than
+    MAX_DEPTH (every event's prefix costs time and memory in proportion to depth). The
+    prefixes are made by ijson's C backend; `build` hands one whole value's events to
+    ijson's C object builder, so a message costs no Python per JSON token."""
 
     def __init__(self, source: Any) -> None:
-        self._basic: Iterator[tuple[str, Any]] = iter(ijson.basic_parse(source, use_float=True))
-        self._path: list[str] = []
+        self._events: Iterator[Event] = iter(ijson.parse(source, use_float=True))
+        self._depth = 0
 
     def __iter__(self) -> Iterator[Event]:
         return self
 
     def __next__(self) -> Event:
-        event, value = next(self._basic)
-        path = self._path
-        if event == "map_key":
-            prefix = ".".join(path[:-1])
-            path[-1] = value
-        elif event in STARTS:
-            prefix = ".".join(path)
-            if len(path) >= MAX_DEPTH:
+        found = next(self._events)
+        event = found[1]
+        if event in STARTS:
+            self._depth += 1
+            if self._depth > MAX_DEPTH:
                 raise _TooDeep(f"the JSON nests deeper than {MAX_DEPTH} levels")
-            path.append("item" if event == "start_array" else "")
         elif event in ENDS:
-            path.pop()
-            prefix = ".".join(path)
-        else:
-            prefix = ".".join(path)
-        return prefix, event, value
+            self._depth -= 1
+        return found
 
-    def build(self, first: str, value: Any) -> Any:
-        """The JSON value whose first event (`first`, just returned) starts it."""
-        builder = ijson.ObjectBuilder()
-        builder.event(first, value)
+    def build(self, prefix: str, first: str, value: Any) -> Any:
+        """The JSON value at `prefix` whose first event (`first`, just returned) starts it."""
         if first not in STARTS:
-            return builder.value
+            return value
+        built: list[Any] = sendable_list()
+        builder = items_basecoro(built, prefix, map_type=None)
+        builder.send((prefix, first, value))
         depth = 1
-        room = MAX_DEPTH - len(self._path)
-        for event, item in self._basic:
-            builder.event(event, item)
+        room = MAX_DEPTH - self._depth + 1
+        for found in self._events:
+            builder.send(found)
+            event = found[1]
             if event in STARTS:
                 depth += 1
                 if depth > room:
@@ -188,8 +189,8 @@ class _Events:
             elif event in ENDS:
                 depth -= 1
                 if depth == 0:
-                    self._path.pop()
-                    return builder.value
+                    self._depth -= 1
+                    return built[0]
         raise ijson.IncompleteJSONError("premature EOF")
 
 
@@ -471,6 +472,10 @@ class _Chat:
         described = f"chat {chat_id}" if chat_id else f"chat #{self.index + 1}"
         return f"{described} ({name!r})" if isinstance(name, str) and name else described
 
+    def position(self) -> str:
+        """Where the message being read (the one after the `messages` read) is."""
+        return f"{self.label()}, message #{self.messages + 1}"
+
     def where(self) -> str:
         after = f", after message #{self.messages}" if self.messages else ""
         last = f" (id {self.last_id})" if self.last_id else ""
@@ -585,10 +590,10 @@ def _scan_head(json_path: Path) -> _Head:
                     if value == "messages":
                         return _Head("chat", personal, phones)
                 elif prefix == "personal_information" and event == "start_map":
-                    built = events.build(event, value)
+                    built = events.build(prefix, event, value)
                     personal = built if isinstance(built, dict) else None
                 elif prefix == "contacts.list.item" and event == "start_map":
-                    contact = events.build(event, value)
+                    contact = events.build(prefix, event, value)
                     if isinstance(contact, dict) and len(phones) < MAX_CONTACT_PHONES:
                         user = _id_text(contact.get("user_id"))
                         phone = contact.get("phone_number")
@@ -674,16 +679,15 @@ def _items(context: _Context, containers: dict[str, bool]) -> Iterator[ImportIte
                         )
                     continue
                 if prefix == f"{messages}.item" and chat.record is not None:
-                    position = f"{chat.label()}, message #{chat.messages + 1}"
                     if event != "start_map":
                         raise FormatError(
                             context.json_path,
-                            f"{position}, {tracked.where(False)}",
+                            f"{chat.position()}, {tracked.where(False)}",
                             "a message is not a JSON object",
                         )
-                    built = events.build(event, value)
+                    built = events.build(prefix, event, value)
+                    item = _item(context, chat, built)
                     chat.messages += 1
-                    item = _item(context, chat.record, built, position)
                     chat.last_id = item.message.external_id
                     yield item
         except JSON_ERRORS as exc:
@@ -759,15 +763,18 @@ def _chat_fields_later(json_path: Path, chat: _Chat) -> dict[str, Any]:
     return found
 
 
-def _item(context: _Context, chat: ChatRecord, raw: Any, position: str) -> ImportItem:
+def _item(context: _Context, chat: _Chat, raw: Any) -> ImportItem:
+    """The message just built, the chat's next, as an ImportItem."""
+    assert chat.record is not None
     if not isinstance(raw, dict):
-        raise FormatError(context.json_path, position, "a message is not a JSON object")
+        raise FormatError(context.json_path, chat.position(), "a message is not a JSON object")
     try:
-        return _convert(context, chat, raw)
+        return _convert(context, chat.record, raw)
     except FormatError:
         raise
     except (_BadValue, TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
         ident = _id_text(raw.get("id"))
+        position = chat.position()
         where = f"{position} (id {ident})" if ident else position
         raise FormatError(context.json_path, where, str(exc) or type(exc).__name__) from exc
 
