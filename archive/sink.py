@@ -10,8 +10,9 @@ the models refuse it, and a test scans the code for it.
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -31,7 +32,7 @@ from archive.domain import (
     IdentityRecord,
     MessageRecord,
 )
-from archive.ids import new_message_id
+from archive.ids import new_public_ids
 from archive.models import (
     Account,
     Attachment,
@@ -283,8 +284,13 @@ def _apply_update(
     return changed, tombstoned
 
 
-def batch_record(*, batch: Batch) -> BatchResult:
-    """Record one bounded batch in one transaction; all or nothing. Idempotent."""
+def batch_record(*, batch: Batch, then: Callable[[BatchResult], None] | None = None) -> BatchResult:
+    """Record one bounded batch in one transaction; all or nothing. Idempotent.
+
+    `then(result)` runs last inside the same transaction: a caller's own bookkeeping (an
+    import's progress) commits with the batch or not at all, without wrapping the call in
+    an outer transaction (which would make the batch a savepoint, whose journal copies
+    every page the batch touches)."""
     _validate(batch)
     result = BatchResult()
     now = timezone.now()
@@ -405,7 +411,7 @@ def batch_record(*, batch: Batch) -> BatchResult:
             Attachment.objects.bulk_create(attachments)
 
         if new_records:
-            _link_new_replies(ctx, new_records, new_ids)
+            _adopt_orphans(ctx, new_ids)
         if changed_messages:
             _link_replies(ctx, changed_messages)
         _refresh_chat_stats(ctx, new_records)
@@ -413,18 +419,40 @@ def batch_record(*, batch: Batch) -> BatchResult:
             ConnectorState.objects.update_or_create(
                 account=account, stream=batch.cursor_stream, defaults={"cursor": batch.cursor}
             )
+        if then is not None:
+            then(result)
     return result
 
 
-_INSERT_MESSAGE = (
-    "INSERT INTO archive_message (public_id, account_id, chat_id, external_id, sender_id,"
-    " sent_at, text, kind, direction, reply_to_external_id, edited_at, deleted_at,"
-    " delivery_status, raw_json, provider_metadata, created_at, updated_at)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '', %s, %s, %s, %s)"
+# One statement inserts a whole batch, its rows passed as one JSON array: SQLite reads it
+# in C, and the statement is a single step (Python's sqlite3 takes and drops the GIL on
+# every step).
+_INSERT_MESSAGES = (
+    "INSERT INTO archive_message (id, public_id, account_id, chat_id, external_id, sender_id,"
+    " sent_at, text, kind, direction, reply_to_external_id, reply_to_id, edited_at,"
+    " deleted_at, delivery_status, raw_json, provider_metadata, created_at, updated_at)"
+    " SELECT value ->> 0, value ->> 1, %s, value ->> 2, value ->> 3, value ->> 4, value ->> 5,"
+    " value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11,"
+    " value ->> 12, '', value ->> 13, value ->> 14, %s, %s FROM json_each(%s) ORDER BY key"
+)
+# The next id AUTOINCREMENT would give: above every id ever used, even purged ones.
+_NEXT_MESSAGE_ID = (
+    "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'archive_message'), 0),"
+    " coalesce((SELECT max(id) FROM archive_message), 0)) + 1"
 )
 _CHUNK = 5_000
 # The FTS5 tables kept over archive_message.text (migrations 0002, 0003).
 FTS_TABLES = ("message_fts", "message_trigram")
+
+
+# A lone UTF-16 surrogate (half an emoji cut by a broken export) cannot be stored as text.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_rows(rows: Sequence[tuple[object, ...]]) -> str:
+    """Rows as one JSON array for json_each, every lone surrogate replaced by U+FFFD."""
+    payload = json.dumps(rows, ensure_ascii=False)
+    return _SURROGATE.sub("\ufffd", payload)
 
 
 def _db_time(value: datetime | None) -> str | None:
@@ -459,66 +487,57 @@ def _insert_messages(
     deleted: dict[tuple[str, str], datetime],
     now: datetime,
 ) -> dict[tuple[str, str], int]:
-    """Insert new messages with one executemany (the ORM's per-value work dominated large
-    imports); returns their rowids. The FTS triggers index them in the same statement."""
+    """Insert new messages with one statement (the ORM's per-value work dominated large
+    imports), replies already pointing at their parents, and index them in both FTS
+    tables; returns their rowids."""
     stamp = _db_time(now)
-    rows = []
-    for key, record in records.items():
-        sender = ctx.identities.get(record.sender_external_id or "")
-        rows.append(
-            (
-                new_message_id(),
-                ctx.account.pk,
-                ctx.chats[record.chat_external_id].pk,
-                record.external_id,
-                sender.pk if sender else None,
-                _db_time(record.sent_at),
-                normalize_text(record.text),
-                record.kind,
-                record.direction,
-                record.reply_to_external_id,
-                _db_time(record.edited_at),
-                _db_time(record.deleted_at or deleted.get(key)),
-                record.raw_json,
-                json.dumps(record.metadata),
-                stamp,
-                stamp,
-            )
-        )
     with connection.cursor() as cursor:
-        cursor.execute("SELECT coalesce(max(id), 0) FROM archive_message")
-        first = cursor.fetchone()[0] + 1
-        # Index the batch set-wise (see migration 0006): the insert triggers stand aside
-        # for this statement only, inside this transaction.
-        cursor.execute("UPDATE archive_fts_control SET paused = 1 WHERE id = 1")
-        cursor.executemany(_INSERT_MESSAGE, rows)
-        cursor.execute("UPDATE archive_fts_control SET paused = 0 WHERE id = 1")
-        cursor.execute("SELECT coalesce(max(id), 0) FROM archive_message")
-        last = cursor.fetchone()[0]
+        # This transaction holds SQLite's write lock (BEGIN IMMEDIATE), so the ids from
+        # here on are ours: giving them out now lets a reply name a parent of its own
+        # batch in the row itself instead of in a second pass over the table.
+        cursor.execute(_NEXT_MESSAGE_ID)
+        first = int(cursor.fetchone()[0])
+        ids = {key: first + offset for offset, key in enumerate(records)}
+        parents = _parent_ids(ctx, records, ids)
+        rows = []
+        public_ids = new_public_ids("msg", len(records))
+        for public_id, (key, record) in zip(public_ids, records.items(), strict=True):
+            sender = ctx.identities.get(record.sender_external_id or "")
+            rows.append(
+                (
+                    ids[key],
+                    public_id,
+                    ctx.chats[record.chat_external_id].pk,
+                    record.external_id,
+                    sender.pk if sender else None,
+                    _db_time(record.sent_at),
+                    normalize_text(record.text),
+                    record.kind,
+                    record.direction,
+                    record.reply_to_external_id,
+                    parents.get(key),
+                    _db_time(record.edited_at),
+                    _db_time(record.deleted_at or deleted.get(key)),
+                    record.raw_json,
+                    json.dumps(record.metadata),
+                )
+            )
+        cursor.execute(_INSERT_MESSAGES, [ctx.account.pk, stamp, stamp, _json_rows(rows)])
+        # The sink indexes what it inserts, set-wise (migration 0008): one statement per
+        # FTS table instead of a trigger call per row.
         for table in FTS_TABLES:
             cursor.execute(
                 f"INSERT INTO {table}(rowid, text) SELECT id, text FROM archive_message"
-                " WHERE id BETWEEN %s AND %s",
-                [first, last],
+                " WHERE id >= %s",
+                [first],
             )
-        # AUTOINCREMENT ids only grow, and this transaction holds the write lock: every
-        # row in [first, last] is one of ours.
-        cursor.execute(
-            "SELECT chat_id, external_id, id FROM archive_message WHERE id BETWEEN %s AND %s",
-            [first, last],
-        )
-        chat_ext_by_id = {chat.pk: ext for ext, chat in ctx.chats.items()}
-        ids = {(chat_ext_by_id[chat_id], ext): pk for chat_id, ext, pk in cursor.fetchall()}
-    if len(ids) != len(records):
-        raise RuntimeError(f"inserted {len(records)} messages but found {len(ids)}")
     return ids
 
 
-def _link_new_replies(
+def _parent_ids(
     ctx: _Context, records: dict[tuple[str, str], MessageRecord], ids: dict[tuple[str, str], int]
-) -> None:
-    """Point new replies at their parents, and earlier orphans at new parents."""
-    updates: list[tuple[int, int]] = []
+) -> dict[tuple[str, str], int]:
+    """The stored or same-batch parent of every new reply whose parent is known."""
     wanted: dict[str, set[str]] = {}
     for (chat_ext, _), record in records.items():
         parent = record.reply_to_external_id
@@ -529,19 +548,30 @@ def _link_new_replies(
         found = _ids_of(ctx.account.pk, ctx.chats[chat_ext].pk, sorted(parents))
         for external_id, pk in found.items():
             known[(chat_ext, external_id)] = pk
+    linked: dict[tuple[str, str], int] = {}
     for key, record in records.items():
         if record.reply_to_external_id:
             parent_id = known.get((key[0], record.reply_to_external_id))
             if parent_id is not None and parent_id != ids[key]:
-                updates.append((parent_id, ids[key]))
+                linked[key] = parent_id
+    return linked
+
+
+# (parent id, child id) pairs as one JSON array: one statement, one step.
+_SET_REPLY_TO = (
+    "UPDATE archive_message SET reply_to_id = pair.value ->> 0 FROM json_each(%s) AS pair"
+    " WHERE archive_message.id = pair.value ->> 1"
+)
+
+
+def _adopt_orphans(ctx: _Context, ids: dict[tuple[str, str], int]) -> None:
+    """Point replies stored before their parent (a later export, another batch) at the
+    parents just inserted."""
     by_chat: dict[str, list[str]] = {}
-    for chat_ext, external_id in records:
+    for chat_ext, external_id in ids:
         by_chat.setdefault(chat_ext, []).append(external_id)
-    update = "UPDATE archive_message SET reply_to_id = %s WHERE id = %s"
+    updates: list[tuple[int, int]] = []
     with connection.cursor() as cursor:
-        if updates:
-            cursor.executemany(update, updates)
-        updates = []
         for chat_ext, external_ids in by_chat.items():
             chat_id = ctx.chats[chat_ext].pk
             cursor.execute(
@@ -560,11 +590,11 @@ def _link_new_replies(
                     [chat_id, *chunk],
                 )
                 for child_id, parent_ext in cursor.fetchall():
-                    parent_id = known.get((chat_ext, parent_ext))
+                    parent_id = ids.get((chat_ext, parent_ext))
                     if parent_id is not None and parent_id != child_id:
                         updates.append((parent_id, child_id))
         if updates:
-            cursor.executemany(update, updates)
+            cursor.execute(_SET_REPLY_TO, [json.dumps(updates)])
 
 
 def _link_replies(ctx: _Context, touched: list[Message]) -> None:

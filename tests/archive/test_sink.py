@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 
 from archive.domain import (
     MAX_BATCH_MESSAGES,
@@ -115,6 +115,38 @@ def test_reply_links_even_when_parent_arrives_later() -> None:
     assert reply.reply_to == Message.objects.get(external_id="1")
 
 
+def test_replies_link_within_a_batch_to_stored_parents_and_never_to_themselves() -> None:
+    batch_record(batch=batch(message("1", "stored question")))
+    batch_record(
+        batch=batch(
+            message("2", "answer to stored", reply_to_external_id="1", minutes=1),
+            message("3", "new question", minutes=2),
+            message("4", "answer to new", reply_to_external_id="3", minutes=3),
+            message("5", "talks to itself", reply_to_external_id="5", minutes=4),
+            message("6", "parent never seen", reply_to_external_id="99", minutes=5),
+        )
+    )
+    parent = {m.external_id: m.reply_to and m.reply_to.external_id for m in Message.objects.all()}
+    assert parent == {"1": None, "2": "1", "3": None, "4": "3", "5": None, "6": None}
+
+
+def test_new_ids_stay_above_purged_ones() -> None:
+    """AUTOINCREMENT never gives a purged message's id again; the sink, which hands out
+    ids itself, must not either (a stale link or index entry would find the new row)."""
+    batch_record(batch=batch(message("1", "first"), message("2", "second", minutes=1)))
+    purged = Message.objects.get(external_id="2").pk
+    message_purge(message_ids=[purged])
+    batch_record(
+        batch=batch(message("3", "third", minutes=2), message("4", "re", reply_to_external_id="3"))
+    )
+    third, fourth = Message.objects.get(external_id="3"), Message.objects.get(external_id="4")
+    assert third.pk > purged and fourth.pk > purged
+    assert fourth.reply_to == third
+    assert fts_rowids("message_fts", '"third"') == {third.pk}
+    for table in ("message_fts", "message_trigram"):
+        fts_integrity(table)
+
+
 def test_cursor_advances_with_the_batch() -> None:
     batch_record(batch=batch(message("1"), cursor={"offset": 10}))
     assert ConnectorState.objects.get().cursor == {"offset": 10}
@@ -200,14 +232,6 @@ def test_fts_indexes_follow_insert_edit_tombstone_and_purge() -> None:
         fts_integrity(table)
 
 
-def test_fts_triggers_exist() -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
-        names = {row[0] for row in cursor.fetchall()}
-    for table in ("message_fts", "message_trigram"):
-        assert {f"{table}_ai", f"{table}_ad", f"{table}_au"} <= names
-
-
 def test_message_rows_refuse_writes_outside_the_sink() -> None:
     batch_record(batch=batch(message("1")))
     msg = Message.objects.get()
@@ -242,6 +266,16 @@ def test_text_is_normalised_and_raw_kept() -> None:
     assert msg.raw_json == '{"text": "Cafe\\u0301"}'
 
 
+def test_half_an_emoji_is_stored_as_a_replacement_character_not_refused() -> None:
+    """Python strings can hold a lone UTF-16 surrogate (an export that cut an emoji in
+    two); SQLite text cannot. The message is kept, with U+FFFD in its place."""
+    broken = "cut \ud83d here \U0001f600 whole"
+    batch_record(batch=batch(message("1", broken, raw_json='"\ud83d"')))
+    msg = Message.objects.get()
+    assert msg.text == "cut \ufffd here \U0001f600 whole"
+    assert msg.raw_json == '"\ufffd"'
+
+
 def test_redelivery_cost_does_not_grow_with_the_batch(django_assert_max_num_queries: Any) -> None:
     records = batch(
         *[
@@ -260,30 +294,25 @@ def test_redelivery_cost_does_not_grow_with_the_batch(django_assert_max_num_quer
     assert result.unchanged == 300
 
 
-def fts_paused() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT paused FROM archive_fts_control WHERE id = 1")
-        return int(cursor.fetchone()[0])
-
-
 @pytest.mark.django_db(transaction=True)
-def test_set_wise_indexing_never_leaves_the_triggers_paused() -> None:
+def test_the_sink_indexes_what_it_inserts_and_a_failed_batch_indexes_nothing() -> None:
     batch_record(batch=batch(*[message(str(i), f"bulk words {i}", minutes=i) for i in range(50)]))
-    assert fts_paused() == 0
     assert len(fts_rowids("message_fts", '"bulk"')) == 50
+    assert len(fts_rowids("message_trigram", '"ulk wor"')) == 50
     broken = batch(message("x", "doomed words", attachments=(AttachmentRecord(size=2**70),)))
     with pytest.raises(OverflowError):
         batch_record(batch=broken)
-    assert fts_paused() == 0
-    # A row inserted outside the sink's bulk path is still indexed by the insert trigger.
-    with connection.cursor() as cursor, transaction.atomic():
-        cursor.execute(
-            "INSERT INTO archive_message (public_id, account_id, chat_id, external_id, sent_at,"
-            " text, kind, direction, reply_to_external_id, delivery_status, raw_json,"
-            " provider_metadata, created_at, updated_at) SELECT 'msg_trigger', account_id,"
-            " chat_id, 'trigger', sent_at, 'triggered words', 'text', 'in', '', '', '', '{}',"
-            " created_at, updated_at FROM archive_message LIMIT 1"
-        )
-    assert len(fts_rowids("message_fts", '"triggered"')) == 1
+    assert fts_rowids("message_fts", '"doomed"') == set()
     for table in ("message_fts", "message_trigram"):
         fts_integrity(table)
+
+
+def test_fts_triggers_follow_edits_and_deletions_only() -> None:
+    """Inserts are indexed by the sink (set-wise); a per-row insert trigger would be
+    paid on every row of an import (migration 0008)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        names = {row[0] for row in cursor.fetchall()}
+    for table in ("message_fts", "message_trigram"):
+        assert {f"{table}_ad", f"{table}_au"} <= names
+        assert f"{table}_ai" not in names
