@@ -5,11 +5,22 @@ what only one provider has travels in `metadata` / `raw_json`."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, BinaryIO
 
 MAX_BATCH_MESSAGES = 5_000
+
+
+class CompactRecord:
+    """Pickles a frozen record as its class and field values (an import hands records
+    from its reader process over a pipe; this halves the time to unpickle one)."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), tuple(getattr(self, f.name) for f in fields(self)))  # type: ignore[arg-type]
+
 
 CHAT_KINDS = ("dm", "group", "channel", "thread")
 DIRECTIONS = ("in", "out")
@@ -17,7 +28,7 @@ MESSAGE_KINDS = ("text", "service")
 
 
 @dataclass(frozen=True)
-class IdentityRecord:
+class IdentityRecord(CompactRecord):
     external_id: str
     display_name: str = ""
     phone: str = ""
@@ -26,7 +37,7 @@ class IdentityRecord:
 
 
 @dataclass(frozen=True)
-class AccountRecord:
+class AccountRecord(CompactRecord):
     provider: str
     external_id: str
     name: str = ""
@@ -34,7 +45,7 @@ class AccountRecord:
 
 
 @dataclass(frozen=True)
-class ChatRecord:
+class ChatRecord(CompactRecord):
     external_id: str
     kind: str = "dm"
     title: str = ""
@@ -42,7 +53,7 @@ class ChatRecord:
 
 
 @dataclass(frozen=True)
-class AttachmentRecord:
+class AttachmentRecord(CompactRecord):
     """An attachment. `blob_path`/`sha256` are set once its bytes are in the blob store;
     an importer sets `content` instead (an opener of the export's bytes) and the import
     service copies them into the store before the batch's transaction. Neither set: the
@@ -59,7 +70,7 @@ class AttachmentRecord:
 
 
 @dataclass(frozen=True)
-class MessageRecord:
+class MessageRecord(CompactRecord):
     chat_external_id: str
     external_id: str
     sent_at: datetime  # timezone-aware
@@ -76,7 +87,7 @@ class MessageRecord:
 
 
 @dataclass(frozen=True)
-class DeletionRecord:
+class DeletionRecord(CompactRecord):
     """The provider says this message is gone: it becomes a tombstone, its text is kept."""
 
     chat_external_id: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import zipfile
 import zlib
 from collections import Counter
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, ClassVar, Protocol
 
-from archive.domain import AccountRecord, ChatRecord, IdentityRecord, MessageRecord
+from archive.domain import AccountRecord, ChatRecord, CompactRecord, IdentityRecord, MessageRecord
 from wirecat.errors import Invalid
 
 
@@ -23,9 +24,12 @@ class FormatError(Invalid):
         self.problem = problem
         super().__init__(f"{Path(path).name}, {position}: {problem}")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.position, self.problem))
+
 
 @dataclass(frozen=True)
-class ImportItem:
+class ImportItem(CompactRecord):
     """One message of an export, with the chat it belongs to and the people it mentions."""
 
     chat: ChatRecord
@@ -121,28 +125,34 @@ def safe_zip_member(archive: zipfile.ZipFile, relative: str) -> zipfile.ZipInfo 
     return None if info.is_dir() else info
 
 
-def file_opener(path: Path) -> Any:
-    def _open() -> BinaryIO:
-        return path.open("rb")
-
-    return _open
+# Openers are picklable (module-level functions bound with functools.partial, or small
+# classes): an import may read the export in a child process and hand items over a pipe.
 
 
-def zip_opener(archive_path: Path, member: str) -> Any:
-    def _open() -> BinaryIO:
-        # A fresh ZipFile per call: the caller reads and closes the member stream.
-        handle = zipfile.ZipFile(archive_path)
-        stream = handle.open(member)
-        stream_close = stream.close
+def _open_file(path: Path) -> BinaryIO:
+    return path.open("rb")
 
-        def close() -> None:
-            stream_close()
-            handle.close()
 
-        stream.close = close  # type: ignore[method-assign]
-        return stream  # type: ignore[return-value]
+def file_opener(path: Path) -> Callable[[], BinaryIO]:
+    return functools.partial(_open_file, path)
 
-    return _open
+
+def _open_zip_member(archive_path: Path, member: str) -> BinaryIO:
+    # A fresh ZipFile per call: the caller reads and closes the member stream.
+    handle = zipfile.ZipFile(archive_path)
+    stream = handle.open(member)
+    stream_close = stream.close
+
+    def close() -> None:
+        stream_close()
+        handle.close()
+
+    stream.close = close  # type: ignore[method-assign]
+    return stream  # type: ignore[return-value]
+
+
+def zip_opener(archive_path: Path, member: str) -> Callable[[], BinaryIO]:
+    return functools.partial(_open_zip_member, archive_path, member)
 
 
 def read_head(path: Path, size: int = 4096) -> bytes:

@@ -460,14 +460,21 @@ class _GuardedStream(io.RawIOBase):
         super().close()
 
 
-def _guarded(opener: Callable[[], IO[bytes]]) -> Callable[[], BinaryIO]:
-    def _open() -> BinaryIO:
+@dataclass(frozen=True)
+class _Guarded:
+    """An opener whose stream turns a corrupt zip member into an OSError."""
+
+    opener: Callable[[], IO[bytes]]
+
+    def __call__(self) -> BinaryIO:
         try:
-            return cast(BinaryIO, _GuardedStream(opener()))
+            return cast(BinaryIO, _GuardedStream(self.opener()))
         except ZIP_ERRORS as exc:
             raise OSError(f"attachment unreadable: {exc}") from exc
 
-    return _open
+
+def _guarded(opener: Callable[[], IO[bytes]]) -> Callable[[], BinaryIO]:
+    return _Guarded(opener)
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import logging
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from django.conf import settings
@@ -32,8 +32,16 @@ from archive.connectors.base import (
     ReadOptions,
 )
 from archive.connectors.registry import reader_for
-from archive.domain import AttachmentRecord, Batch, ChatRecord, IdentityRecord, MessageRecord
+from archive.domain import (
+    AttachmentRecord,
+    Batch,
+    BatchResult,
+    ChatRecord,
+    IdentityRecord,
+    MessageRecord,
+)
 from archive.models import Chat, ImportJob, ImportStatus
+from archive.services.reading import ExportItems
 from archive.sink import batch_record
 from wirecat.errors import Conflict, Invalid, NotFound
 
@@ -206,7 +214,7 @@ def _batch_of(stream: ExportStream, items: Iterable[ImportItem]) -> Batch:
     )
 
 
-def _merged(reader: Counter[str], staged: dict[str, int]) -> dict[str, int]:
+def _merged(reader: Mapping[str, int], staged: Mapping[str, int]) -> dict[str, int]:
     total = Counter(reader)
     total.update(staged)
     return dict(total)
@@ -218,10 +226,11 @@ def _write(
     items: list[ImportItem],
     position: int,
     staged: Counter[str],
+    read_skips: Mapping[str, int],
 ) -> None:
     batch = _batch_of(stream, items)
-    with transaction.atomic():
-        result = batch_record(batch=batch)
+
+    def progress(result: BatchResult) -> None:  # in the batch's transaction
         before = ImportJob.objects.filter(pk=job.pk).values_list("staged_skips", flat=True)[0]
         staged_total = dict(Counter(before) + staged)
         ImportJob.objects.filter(pk=job.pk).update(
@@ -231,7 +240,7 @@ def _write(
             unchanged=F("unchanged") + result.unchanged,
             tombstoned=F("tombstoned") + result.tombstoned,
             staged_skips=staged_total,
-            skipped=_merged(stream.skipped, staged_total),
+            skipped=_merged(read_skips, staged_total),
             updated_at=timezone.now(),
         )
         chat_ids = Chat.objects.filter(
@@ -240,6 +249,8 @@ def _write(
             external_id__in=[c.external_id for c in batch.chats],
         ).values_list("id", flat=True)
         job.chats.add(*chat_ids)
+
+    batch_record(batch=batch, then=progress)
 
 
 def import_run(
@@ -251,6 +262,7 @@ def import_run(
     if job.cancel_requested:
         return _finish(job, ImportStatus.CANCELLED)
     stream: ExportStream | None = None
+    source: ExportItems | None = None
     try:
         reader = reader_for(Path(job.source), job.format or None)
         stream = reader.open(
@@ -261,12 +273,13 @@ def import_run(
         job.refresh_from_db()
         if progress:
             progress(job)
-        already = job.position
-        seen = 0
         pending: list[ImportItem] = []
         staged: Counter[str] = Counter()
         failure: FormatError | None = None
-        items = iter(stream.items)
+        # Read in a child process while this one writes; the first `position` messages
+        # (recorded by an earlier run) are read again but not handed over.
+        source = ExportItems(stream, skip=job.position, in_child=settings.IMPORT_READER_PROCESS)
+        items = iter(source)
         while True:
             try:
                 item = next(items)
@@ -276,51 +289,63 @@ def import_run(
                 # Everything read before the fault is sound: keep it, then report.
                 failure = exc
                 break
-            seen += 1
-            if seen <= already:
-                continue
             pending.append(_staged(item, staged))
             if len(pending) >= size:
-                _write(job, stream, pending, seen, staged)
+                _write(job, stream, pending, source.read, staged, source.skipped)
                 pending, staged = [], Counter()
                 job.refresh_from_db()
-                _save_skips(job, stream)
+                _save_skips(job, source.skipped)
                 if progress:
                     progress(job)
                 # Asked from the page (or anywhere) while this batch was being written?
                 if ImportJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
-                    return _finish(job, ImportStatus.CANCELLED, stream)
+                    return _finish(job, ImportStatus.CANCELLED, source.skipped)
         if pending:
-            _write(job, stream, pending, seen, staged)
+            _write(job, stream, pending, source.read, staged, source.skipped)
         if failure is not None:
             raise failure
         job.refresh_from_db()
+        seen = source.read
         if stream.total is None or stream.total < seen:
             ImportJob.objects.filter(pk=job.pk).update(total=seen)
-        return _finish(job, ImportStatus.DONE, stream, progress)
+        return _finish(job, ImportStatus.DONE, source.skipped, progress)
     except (FormatError, Invalid) as exc:
-        return _fail(job, str(exc), stream, progress)
+        return _fail(job, str(exc), _skips(stream, source), progress)
     except (OSError, UnicodeError, ValueError, sqlite3.DatabaseError) as exc:
-        return _fail(job, f"{Path(job.source).name}: {type(exc).__name__}: {exc}", stream, progress)
+        return _fail(
+            job,
+            f"{Path(job.source).name}: {type(exc).__name__}: {exc}",
+            _skips(stream, source),
+            progress,
+        )
     finally:
+        if source is not None:
+            source.close()
         if stream is not None and stream.close is not None:
             stream.close()
 
 
-def _save_skips(job: ImportJob, stream: ExportStream) -> None:
-    ImportJob.objects.filter(pk=job.pk).update(skipped=_merged(stream.skipped, job.staged_skips))
+def _skips(stream: ExportStream | None, source: ExportItems | None) -> Mapping[str, int] | None:
+    """The reader's skip counts as far as they are known (None before the export opened)."""
+    if source is not None:
+        return source.skipped
+    return dict(stream.skipped) if stream is not None else None
+
+
+def _save_skips(job: ImportJob, read_skips: Mapping[str, int]) -> None:
+    ImportJob.objects.filter(pk=job.pk).update(skipped=_merged(read_skips, job.staged_skips))
 
 
 def _finish(
     job: ImportJob,
     status: ImportStatus,
-    stream: ExportStream | None = None,
+    read_skips: Mapping[str, int] | None = None,
     progress: Progress | None = None,
 ) -> ImportJob:
     fields: dict[str, object] = {"status": status, "finished_at": timezone.now()}
-    if stream is not None:
+    if read_skips is not None:
         job.refresh_from_db(fields=["staged_skips"])
-        fields["skipped"] = _merged(stream.skipped, job.staged_skips)
+        fields["skipped"] = _merged(read_skips, job.staged_skips)
     ImportJob.objects.filter(pk=job.pk).update(**fields)
     job.refresh_from_db()
     if progress:
@@ -329,9 +354,12 @@ def _finish(
 
 
 def _fail(
-    job: ImportJob, message: str, stream: ExportStream | None, progress: Progress | None
+    job: ImportJob,
+    message: str,
+    read_skips: Mapping[str, int] | None,
+    progress: Progress | None,
 ) -> ImportJob:
     log.warning("import %s failed: %s", job.public_id, message)
     job.refresh_from_db()
     ImportJob.objects.filter(pk=job.pk).update(errors=[*job.errors, message][-50:])
-    return _finish(job, ImportStatus.FAILED, stream, progress)
+    return _finish(job, ImportStatus.FAILED, read_skips, progress)

@@ -1,0 +1,189 @@
+"""Reading an export in a child process while this one writes.
+
+Parsing an export is pure Python and costs about as much as writing what it yields, so an
+import reads in a forked child and records in the parent: the two cores of a small
+machine both work. The child iterates the already opened `ExportStream` (fork copies it)
+and sends items over a pipe in chunks, each with how far it has read and the reader's skip
+counts at that point. The pipe is bounded by the kernel: the child waits while the parent
+writes, so memory stays flat whatever the export's size.
+
+The child never touches the database (connectors never do) and leaves with `os._exit`,
+so nothing of the parent's connection is closed or flushed from it. A reader error is sent
+as it was raised and raised again in the parent at the same place in the stream. If the
+parent dies the child's next send fails and it ends. Where a child cannot be started
+(no `fork`), or `in_child` is off (`WIRECAT_IMPORT_READER_PROCESS=0`), the stream is read
+in this process.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import pickle
+import queue
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from archive.connectors.base import ExportStream, ImportItem
+
+log = logging.getLogger(__name__)
+
+CHUNK_ITEMS = 500
+QUEUE_CHUNKS = 16  # at most this many chunks wait in the parent (8,000 items)
+_POLL_SECONDS = 0.1
+
+
+@dataclass
+class _Chunk:
+    items: list[ImportItem]
+    read: int  # items the reader has yielded so far, these included
+    skipped: dict[str, int]
+    error: BaseException | None = None
+    last: bool = False
+
+
+@dataclass
+class ExportItems:
+    """The items of `stream` after the first `skip`, read in a child process.
+
+    `read` counts every item the reader yielded (the skipped ones included) up to the last
+    one handed out; `skipped` is the reader's skip counts at that point.
+    """
+
+    stream: ExportStream
+    skip: int = 0
+    in_child: bool = True  # False: read in this process
+    read: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._process: Any = None
+        self._conn: Connection | None = None
+        self._pump: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def __iter__(self) -> Iterator[ImportItem]:
+        if self.in_child and "fork" in multiprocessing.get_all_start_methods():
+            try:
+                return self._from_child()
+            except (OSError, AssertionError) as exc:  # AssertionError: a daemonic process
+                log.info("reading in-process: no child process (%s)", exc)
+        return self._in_process()
+
+    def _in_process(self) -> Iterator[ImportItem]:
+        try:
+            for item in self.stream.items:
+                self.read += 1
+                self.skipped = dict(self.stream.skipped)
+                if self.read > self.skip:
+                    yield item
+        finally:  # what the reader skipped after its last item, or before its error
+            self.skipped = dict(self.stream.skipped)
+
+    def _from_child(self) -> Iterator[ImportItem]:
+        context = multiprocessing.get_context("fork")
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(
+            target=_child, args=(self.stream, self.skip, send), name="wirecat-reader", daemon=True
+        )
+        process.start()
+        send.close()
+        self._process, self._conn = process, receive
+        # A pipe holds 64 KB, less than one chunk: drained only when the writer wants the
+        # next item, the child would mostly wait. A thread (blocked in read(), without the
+        # GIL) keeps up to QUEUE_CHUNKS chunks in hand so the child reads on meanwhile.
+        chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=QUEUE_CHUNKS)
+        pump = threading.Thread(
+            target=_pump, args=(receive, chunks, self._stop), name="wirecat-pipe", daemon=True
+        )
+        pump.start()
+        self._pump = pump
+        return self._chunks(chunks)
+
+    def _chunks(self, chunks: queue.Queue[bytes | None]) -> Iterator[ImportItem]:
+        while True:
+            data = chunks.get()
+            if data is None:
+                raise OSError("the export's reader process ended without finishing")
+            chunk: _Chunk = pickle.loads(data)  # noqa: S301 - our own child, over our own pipe
+            start = chunk.read - len(chunk.items)
+            for offset, item in enumerate(chunk.items, start=1):
+                self.read = start + offset
+                yield item
+            self.read = chunk.read
+            self.skipped = chunk.skipped
+            if chunk.error is not None:
+                raise chunk.error
+            if chunk.last:
+                return
+
+    def close(self) -> None:
+        """Stop the child (if it is still reading), reap it and end the pipe's thread."""
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.kill()  # it holds nothing that needs tidying
+            self._process.join()
+            self._process = None
+        if self._pump is not None:
+            self._stop.set()
+            self._pump.join()
+            self._pump = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def _pump(receive: Connection, chunks: queue.Queue[bytes | None], stop: threading.Event) -> None:
+    """Move the child's chunks from the pipe into `chunks` until it ends or `stop`."""
+    while not stop.is_set():
+        try:
+            if not receive.poll(_POLL_SECONDS):
+                continue
+            data: bytes | None = receive.recv_bytes()
+        except (EOFError, OSError):
+            data = None
+        while not stop.is_set():
+            try:
+                chunks.put(data, timeout=_POLL_SECONDS)
+                break
+            except queue.Full:
+                continue
+        if data is None:
+            return
+
+
+def _child(stream: ExportStream, skip: int, send: Connection) -> None:
+    read = 0
+    items: list[ImportItem] = []
+    try:
+        try:
+            for item in stream.items:
+                read += 1
+                if read <= skip:
+                    continue
+                items.append(item)
+                if len(items) >= CHUNK_ITEMS:
+                    send.send(_Chunk(items, read, dict(stream.skipped)))
+                    items = []
+        except Exception as exc:  # raised again in the parent, where it happened
+            send.send(_Chunk(items, read, dict(stream.skipped), error=_portable(exc), last=True))
+            return
+        send.send(_Chunk(items, read, dict(stream.skipped), last=True))
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the parent stopped listening: cancelled, failed or killed
+    finally:
+        send.close()
+        os._exit(0)
+
+
+def _portable(exc: Exception) -> BaseException:
+    """The exception itself when it survives pickling, else one that says what it was."""
+    try:
+        pickle.loads(pickle.dumps(exc))  # noqa: S301 - a round trip of our own object
+    except Exception:
+        return OSError(f"{type(exc).__name__}: {exc}")
+    return exc
