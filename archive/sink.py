@@ -66,23 +66,30 @@ def _validate(batch: Batch) -> None:
         if chat.kind not in CHAT_KINDS:
             raise Invalid(f"{where}: chat {chat.external_id!r} has unknown kind {chat.kind!r}")
     for index, msg in enumerate(batch.messages):
-        label = f"{where}, message #{index} ({msg.external_id!r})"
-        if not msg.external_id or not msg.chat_external_id:
-            raise Invalid(f"{label}: needs an external id and a chat")
-        for name, value in (
-            ("sent_at", msg.sent_at),
-            ("edited_at", msg.edited_at),
-            ("deleted_at", msg.deleted_at),
-        ):
-            if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
-                raise Invalid(f"{label}: {name} must be a timezone-aware datetime")
-        if msg.direction not in DIRECTIONS:
-            raise Invalid(f"{label}: unknown direction {msg.direction!r}")
-        if msg.kind not in MESSAGE_KINDS:
-            raise Invalid(f"{label}: unknown kind {msg.kind!r}")
+        problem = _message_problem(msg)
+        if problem:
+            raise Invalid(f"{where}, message #{index} ({msg.external_id!r}): {problem}")
     for deletion in batch.deletions:
         if deletion.deleted_at.tzinfo is None:
             raise Invalid(f"{where}: deletion of {deletion.external_id!r} needs an aware time")
+
+
+def _message_problem(msg: MessageRecord) -> str:
+    """What makes this record unfit for the store ("" when nothing)."""
+    if not msg.external_id or not msg.chat_external_id:
+        return "needs an external id and a chat"
+    for name, value in (
+        ("sent_at", msg.sent_at),
+        ("edited_at", msg.edited_at),
+        ("deleted_at", msg.deleted_at),
+    ):
+        if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
+            return f"{name} must be a timezone-aware datetime"
+    if msg.direction not in DIRECTIONS:
+        return f"unknown direction {msg.direction!r}"
+    if msg.kind not in MESSAGE_KINDS:
+        return f"unknown kind {msg.kind!r}"
+    return ""
 
 
 @dataclass
@@ -329,10 +336,13 @@ def batch_record(*, batch: Batch, then: Callable[[BatchResult], None] | None = N
         for deletion in batch.deletions:
             by_chat.setdefault(deletion.chat_external_id, []).append(deletion.external_id)
         existing: dict[tuple[str, str], Message] = {}
-        for chat_ext, ids in by_chat.items():
-            chat = ctx.chats[chat_ext]
-            for message in Message.objects.filter(account=account, chat=chat, external_id__in=ids):
-                existing[(chat_ext, message.external_id)] = message
+        known = _stored_ids(
+            account.pk, {ctx.chats[chat_ext].pk: ids for chat_ext, ids in by_chat.items()}
+        )
+        if known:
+            chat_ext_by_id = {chat.pk: ext for ext, chat in ctx.chats.items()}
+            for message in Message.objects.filter(pk__in=known):
+                existing[(chat_ext_by_id[message.chat_id], message.external_id)] = message
 
         attachment_keys: dict[int, set[str]] = {}
         for message_id, att_key in Attachment.objects.filter(
@@ -465,6 +475,23 @@ def _db_time(value: datetime | None) -> str | None:
 def _chunks(values: list[str]) -> Iterator[list[str]]:
     for start in range(0, len(values), _CHUNK):
         yield values[start : start + _CHUNK]
+
+
+def _stored_ids(account_id: int, by_chat: dict[int, list[str]]) -> list[int]:
+    """Row ids of the messages already stored among `by_chat` (chat id -> external ids):
+    one indexed probe per id, the ids passed as one JSON array (a fresh import finds none,
+    and builds no model for them)."""
+    found: list[int] = []
+    with connection.cursor() as cursor:
+        for chat_id, external_ids in by_chat.items():
+            cursor.execute(
+                "SELECT message.id FROM json_each(%s) AS wanted JOIN archive_message AS message"
+                " ON message.account_id = %s AND message.chat_id = %s"
+                " AND message.external_id = wanted.value",
+                [json.dumps(external_ids), account_id, chat_id],
+            )
+            found.extend(row[0] for row in cursor.fetchall())
+    return found
 
 
 def _ids_of(account_id: int, chat_id: int, external_ids: list[str]) -> dict[str, int]:

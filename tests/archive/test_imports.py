@@ -10,11 +10,17 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.test import Client
 
 from archive.jobs import import_run as import_run_job
 from archive.models import ImportJob, Message
-from archive.services.imports import import_job_create, import_job_resume, import_run
+from archive.services.imports import (
+    IMPORT_CHECKPOINT_PAGES,
+    import_job_create,
+    import_job_resume,
+    import_run,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -180,3 +186,28 @@ def test_skip_counts_of_a_resumed_import_match_an_uninterrupted_one(tmp_path: Pa
     resumed = import_run(job_id=job.pk, batch_size=2)
     assert (resumed.status, resumed.position) == ("done", 6)
     assert resumed.skipped == whole.skipped
+
+
+def wal_autocheckpoint() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA wal_autocheckpoint")
+        return int(cursor.fetchone()[0])
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["done", "failed"])
+def test_an_import_checkpoints_less_often_and_puts_the_setting_back(
+    tmp_path: Path, whole: bool
+) -> None:
+    export = tmp_path / "result.json"
+    data = telegram_export(6)
+    export.write_bytes(data if whole else data[: len(data) // 2])
+    before = wal_autocheckpoint()
+    seen: list[int] = []
+    job = import_run(
+        job_id=import_job_create(source=export).pk,
+        batch_size=2,
+        progress=lambda job: seen.append(wal_autocheckpoint()),
+    )
+    assert job.status == ("done" if whole else "failed")
+    assert IMPORT_CHECKPOINT_PAGES in seen
+    assert wal_autocheckpoint() == before
