@@ -477,19 +477,22 @@ def _chunks(values: list[str]) -> Iterator[list[str]]:
         yield values[start : start + _CHUNK]
 
 
+# CROSS JOIN keeps the ids outermost: each one is an indexed probe. Left to itself the
+# planner walks every message of the chat and scans the ids for each.
+STORED_IDS_SQL = (
+    "SELECT message.id FROM json_each(%s) AS wanted CROSS JOIN archive_message AS message"
+    " ON message.account_id = %s AND message.chat_id = %s"
+    " AND message.external_id = wanted.value"
+)
+
+
 def _stored_ids(account_id: int, by_chat: dict[int, list[str]]) -> list[int]:
-    """Row ids of the messages already stored among `by_chat` (chat id -> external ids):
-    one indexed probe per id, the ids passed as one JSON array (a fresh import finds none,
-    and builds no model for them)."""
+    """Row ids of the messages already stored among `by_chat` (chat id -> external ids),
+    the ids passed as one JSON array (a fresh import finds none, and builds no model)."""
     found: list[int] = []
     with connection.cursor() as cursor:
         for chat_id, external_ids in by_chat.items():
-            cursor.execute(
-                "SELECT message.id FROM json_each(%s) AS wanted JOIN archive_message AS message"
-                " ON message.account_id = %s AND message.chat_id = %s"
-                " AND message.external_id = wanted.value",
-                [json.dumps(external_ids), account_id, chat_id],
-            )
+            cursor.execute(STORED_IDS_SQL, [json.dumps(external_ids), account_id, chat_id])
             found.extend(row[0] for row in cursor.fetchall())
     return found
 

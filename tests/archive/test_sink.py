@@ -25,7 +25,7 @@ from archive.models import (
     MessageRevision,
     WriteOutsideSink,
 )
-from archive.sink import batch_record, message_purge
+from archive.sink import STORED_IDS_SQL, batch_record, message_purge
 from tests.factories import ACCOUNT, T0, batch, message
 from wirecat.errors import Invalid
 
@@ -316,3 +316,12 @@ def test_fts_triggers_follow_edits_and_deletions_only() -> None:
     for table in ("message_fts", "message_trigram"):
         assert {f"{table}_ad", f"{table}_au"} <= names
         assert f"{table}_ai" not in names
+
+
+def test_finding_stored_messages_probes_the_index_once_per_id() -> None:
+    """Not a walk over the chat per id: that grows with the archive (quadratic imports)."""
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + STORED_IDS_SQL, ['["1", "2"]', 1, 1])
+        plan = [row[-1] for row in cursor.fetchall()]
+    assert plan[0].startswith("SCAN wanted")
+    assert "(account_id=? AND chat_id=? AND external_id=?)" in plan[1]
