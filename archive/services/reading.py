@@ -8,7 +8,9 @@ counts at that point. The pipe is bounded by the kernel: the child waits while t
 writes, so memory stays flat whatever the export's size.
 
 The child never touches the database (connectors never do) and leaves with `os._exit`,
-so nothing of the parent's connection is closed or flushed from it. A reader error is sent
+so nothing of the parent's connection is closed or flushed from it. It is made with
+`os.fork` itself: multiprocessing refuses children to a daemonic process, which is what a
+Celery prefork worker is. A reader error is sent
 as it was raised and raised again in the parent at the same place in the stream. If the
 parent dies the child's next send fails and it ends. Where a child cannot be started
 (no `fork`), or `in_child` is off (`WIRECAT_IMPORT_READER_PROCESS=0`), the stream is read
@@ -17,16 +19,16 @@ in this process.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import multiprocessing
 import os
 import pickle
 import queue
+import signal
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any
 
 from archive.connectors.base import ExportStream, ImportItem
 
@@ -61,16 +63,16 @@ class ExportItems:
     skipped: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._process: Any = None
+        self._pid: int | None = None
         self._conn: Connection | None = None
         self._pump: threading.Thread | None = None
         self._stop = threading.Event()
 
     def __iter__(self) -> Iterator[ImportItem]:
-        if self.in_child and "fork" in multiprocessing.get_all_start_methods():
+        if self.in_child and hasattr(os, "fork"):
             try:
                 return self._from_child()
-            except (OSError, AssertionError) as exc:  # AssertionError: a daemonic process
+            except OSError as exc:
                 log.info("reading in-process: no child process (%s)", exc)
         return self._in_process()
 
@@ -85,14 +87,19 @@ class ExportItems:
             self.skipped = dict(self.stream.skipped)
 
     def _from_child(self) -> Iterator[ImportItem]:
-        context = multiprocessing.get_context("fork")
-        receive, send = context.Pipe(duplex=False)
-        process = context.Process(
-            target=_child, args=(self.stream, self.skip, send), name="wirecat-reader", daemon=True
-        )
-        process.start()
-        send.close()
-        self._process, self._conn = process, receive
+        # os.fork, not multiprocessing: a Celery prefork worker is a daemonic process, and
+        # multiprocessing refuses children to those.
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: read, send, leave without running any of our exit code
+            try:
+                os.close(read_end)
+                _child(self.stream, self.skip, Connection(write_end, readable=False))
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        receive = Connection(read_end, writable=False)
+        self._pid, self._conn = pid, receive
         # A pipe holds 64 KB, less than one chunk: drained only when the writer wants the
         # next item, the child would mostly wait. A thread (blocked in read(), without the
         # GIL) keeps up to QUEUE_CHUNKS chunks in hand so the child reads on meanwhile.
@@ -103,6 +110,19 @@ class ExportItems:
         pump.start()
         self._pump = pump
         return self._chunks(chunks)
+
+    def child_alive(self) -> bool:
+        """Whether the reader's child process is still running (False when there is none)."""
+        if self._pid is None:
+            return False
+        try:
+            pid, _ = os.waitpid(self._pid, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+        self._pid = None  # reaped just now
+        return False
 
     def _chunks(self, chunks: queue.Queue[bytes | None]) -> Iterator[ImportItem]:
         while True:
@@ -123,11 +143,12 @@ class ExportItems:
 
     def close(self) -> None:
         """Stop the child (if it is still reading), reap it and end the pipe's thread."""
-        if self._process is not None:
-            if self._process.is_alive():
-                self._process.kill()  # it holds nothing that needs tidying
-            self._process.join()
-            self._process = None
+        if self._pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, signal.SIGKILL)  # it holds nothing that needs tidying
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self._pid, 0)
+            self._pid = None
         if self._pump is not None:
             self._stop.set()
             self._pump.join()
@@ -173,11 +194,10 @@ def _child(stream: ExportStream, skip: int, send: Connection) -> None:
             send.send(_Chunk(items, read, dict(stream.skipped), error=_portable(exc), last=True))
             return
         send.send(_Chunk(items, read, dict(stream.skipped), last=True))
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # the parent stopped listening: cancelled, failed or killed
+    except OSError:
+        pass  # the parent stopped listening (cancelled, failed or killed): nothing to do
     finally:
         send.close()
-        os._exit(0)
 
 
 def _portable(exc: Exception) -> BaseException:

@@ -3,6 +3,7 @@ where they happened, skips for resumes, and a child that never outlives its impo
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 import zipfile
@@ -10,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,12 +92,15 @@ def test_closing_early_stops_a_child_that_would_read_forever() -> None:
     items = iter(source)
     for _ in range(10):
         next(items)
-    child = source._process
-    assert child is not None and child.is_alive()
+    assert source.child_alive()
+    pid = source._pid
+    assert pid is not None
     started = time.monotonic()
     source.close()
     assert time.monotonic() - started < 5
-    assert not child.is_alive()
+    assert not source.child_alive()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped, not a zombie
 
 
 def whatsapp_zip(tmp_path: Path) -> Path:
@@ -142,3 +147,25 @@ def test_a_real_export_reads_the_same_in_a_child(export: Path | str, tmp_path: P
     assert child[0], "the export yielded nothing"
     if export in ("whatsapp-zip", FIXTURES / "telegram" / "personal_2020"):
         assert any(content for content in child[1]), "no attachment bytes were read"
+
+
+def _read_in_a_daemon(results: Any) -> None:
+    source = ExportItems(counted(600), in_child=True)
+    try:
+        pids = {item.message.metadata["pid"] for item in source}
+    finally:
+        source.close()
+    results.put((os.getpid(), sorted(pids), source.read))
+
+
+def test_a_daemonic_process_still_reads_in_a_child() -> None:
+    """A Celery prefork worker is a daemonic process; multiprocessing would refuse it a
+    child, and the import would quietly lose its second core."""
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    daemon = context.Process(target=_read_in_a_daemon, args=(results,), daemon=True)
+    daemon.start()
+    daemon_pid, reader_pids, read = results.get(timeout=60)
+    daemon.join(timeout=60)
+    assert read == 600
+    assert reader_pids and daemon_pid not in reader_pids
