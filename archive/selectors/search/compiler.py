@@ -1,0 +1,226 @@
+"""Compiling a parsed query to SQL over `archive_message AS m`.
+
+User text never reaches MATCH as syntax: every term becomes one FTS5 string literal (double
+quotes doubled), bound as a parameter. Words, phrases and prefixes go to the words index
+(`message_fts`); infixes and terms holding punctuation to the trigram index
+(`message_trigram`), or, shorter than a trigram, to a bounded LIKE. Each term is one
+`m.id IN (SELECT rowid …)` set, so a search reads each index once, never once per message.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from archive.selectors.search.parser import Filter, Group, Node, Term
+
+_AGE = re.compile(r"^(\d+)([dwmy])$")
+
+
+def fts_string(text: str) -> str:
+    """An FTS5 string literal: the text between double quotes, its own quotes doubled."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def like_pattern(text: str) -> str:
+    """`%text%` for LIKE … ESCAPE '\\', the text's own wildcards escaped."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+@dataclass
+class Compiled:
+    where: str
+    params: list[str]
+    # The words-index MATCH for ranking (the query's positive words), when there is one.
+    rank_match: str | None = None
+    highlights: list[str] = field(default_factory=list)
+    include_deleted: bool = False
+
+
+def compile_query(node: Node | None, now: datetime | None = None) -> Compiled:
+    """SQL for `node` (None: every message)."""
+    compiler = _Compiler(now or datetime.now(UTC))
+    if node is None:
+        return Compiled("1", [])
+    where = compiler.node(node)
+    return Compiled(
+        where,
+        compiler.params,
+        rank_match=_rank_match(node),
+        highlights=compiler.highlights,
+        include_deleted=_asks_for_deleted(node),
+    )
+
+
+def _asks_for_deleted(node: Node) -> bool:
+    if isinstance(node, Filter):
+        return node.name == "is" and node.value == "deleted" and not node.negated
+    if isinstance(node, Group):
+        return not node.negated and any(_asks_for_deleted(item) for item in node.items)
+    return False
+
+
+def _word_match(term: Term) -> str | None:
+    if term.negated or term.kind not in ("word", "phrase", "prefix"):
+        return None
+    return fts_string(term.text) + ("*" if term.kind == "prefix" else "")
+
+
+def _rank_match(node: Node) -> str | None:
+    """What bm25 ranks by: the positive words of a top-level AND, or of a word-only OR."""
+    if isinstance(node, Term):
+        return _word_match(node)
+    if isinstance(node, Group) and not node.negated:
+        parts = [_word_match(item) if isinstance(item, Term) else None for item in node.items]
+        if node.op == "and":
+            found = [part for part in parts if part]
+            return " AND ".join(found) if found else None
+        if all(parts):
+            return " OR ".join(part for part in parts if part)
+    return None
+
+
+class _Compiler:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self.params: list[str] = []
+        self.highlights: list[str] = []
+
+    def node(self, node: Node) -> str:
+        if isinstance(node, Group):
+            joiner = " AND " if node.op == "and" else " OR "
+            sql = "(" + joiner.join(self.node(item) for item in node.items) + ")"
+        elif isinstance(node, Term):
+            sql = self.term(node)
+        else:
+            sql = self.filter(node)
+        return f"NOT {sql}" if node.negated else sql
+
+    def term(self, term: Term) -> str:
+        if not term.negated:
+            self.highlights.append(term.text)
+        if term.kind in ("word", "phrase", "prefix"):
+            match = fts_string(term.text) + ("*" if term.kind == "prefix" else "")
+            self.params.append(match)
+            return "m.id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH %s)"
+        # infix and substring: the trigram index needs three characters
+        if len(term.text) >= 3:
+            self.params.append(fts_string(term.text))
+            return "m.id IN (SELECT rowid FROM message_trigram WHERE message_trigram MATCH %s)"
+        self.params.append(like_pattern(term.text))
+        return "(m.text LIKE %s ESCAPE '\\')"
+
+    def filter(self, node: Filter) -> str:
+        value = node.value
+        if node.name == "from":
+            if value.lower() in ("me", "myself"):
+                return "(m.direction = 'out')"
+            self.params.extend([value, value, value, value, value, value])
+            return (
+                "(m.sender_id IN (SELECT i.id FROM archive_identity AS i WHERE"
+                " i.display_name = %s COLLATE NOCASE OR i.handle = %s COLLATE NOCASE"
+                " OR i.external_id = %s OR i.phone = %s OR i.email = %s COLLATE NOCASE"
+                " OR i.person_id IN (SELECT p.id FROM archive_person AS p"
+                " WHERE p.name = %s COLLATE NOCASE)))"
+            )
+        if node.name == "chat":
+            self.params.extend([like_pattern(value), value])
+            return (
+                "(m.chat_id IN (SELECT c.id FROM archive_chat AS c WHERE"
+                " c.title LIKE %s ESCAPE '\\' OR c.external_id = %s))"
+            )
+        if node.name == "source":
+            self.params.append(value)
+            return "(m.account_id IN (SELECT a.id FROM archive_account AS a WHERE a.provider = %s))"
+        if node.name in ("before", "after", "on"):
+            start, end = self.day_range(value)
+            if node.name == "before":
+                self.params.append(_db_time(start))
+                return "(m.sent_at < %s)"
+            if node.name == "after":
+                self.params.append(_db_time(start))
+                return "(m.sent_at >= %s)"
+            self.params.extend([_db_time(start), _db_time(end)])
+            return "(m.sent_at >= %s AND m.sent_at < %s)"
+        if node.name == "has":
+            return _HAS[value]
+        if node.name == "is":
+            return _IS[value]
+        # filename
+        self.params.append(like_pattern(value))
+        return (
+            "EXISTS (SELECT 1 FROM archive_attachment AS f WHERE f.message_id = m.id"
+            " AND f.file_name LIKE %s ESCAPE '\\')"
+        )
+
+    def day_range(self, value: str) -> tuple[datetime, datetime]:
+        """[start, end) in UTC of a date value the parser accepted."""
+        today = self.now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        if value == "today":
+            return today, today + timedelta(days=1)
+        if value == "yesterday":
+            return today - timedelta(days=1), today
+        age = _AGE.match(value)
+        if age:
+            count, unit = int(age.group(1)), age.group(2)
+            start = _minus(self.now, count, unit)
+            return start, start + timedelta(days=1)
+        parts = [int(part) for part in value.split("-")]
+        try:
+            if len(parts) == 1:
+                return datetime(parts[0], 1, 1, tzinfo=UTC), datetime(
+                    parts[0] + 1, 1, 1, tzinfo=UTC
+                )
+            if len(parts) == 2:
+                year, month = parts
+                last = calendar.monthrange(year, month)[1]
+                start = datetime(year, month, 1, tzinfo=UTC)
+                return start, start + timedelta(days=last)
+            start = datetime(parts[0], parts[1], parts[2], tzinfo=UTC)
+            return start, start + timedelta(days=1)
+        except (ValueError, OverflowError, calendar.IllegalMonthError):
+            # A well-formed but impossible date (2024-02-31): an empty range, not an error.
+            return self.now, self.now
+
+
+def _minus(now: datetime, count: int, unit: str) -> datetime:
+    days = {"d": 1, "w": 7, "m": 30, "y": 365}[unit] * count
+    try:
+        return now - timedelta(days=days)
+    except OverflowError:
+        return datetime(1, 1, 1, tzinfo=UTC)
+
+
+def _db_time(value: datetime) -> str:
+    """How Django's SQLite backend stores an aware datetime: naive UTC text."""
+    return str(value.astimezone(UTC).replace(tzinfo=None))
+
+
+_ATTACHMENT = "EXISTS (SELECT 1 FROM archive_attachment AS f WHERE f.message_id = m.id{})"
+_HAS = {
+    "attachment": _ATTACHMENT.format(""),
+    "file": _ATTACHMENT.format(
+        " AND f.mime_type NOT LIKE 'image/%%' AND f.mime_type NOT LIKE 'audio/%%'"
+        " AND f.mime_type NOT LIKE 'video/%%'"
+    ),
+    "image": _ATTACHMENT.format(" AND f.mime_type LIKE 'image/%%'"),
+    "voice": _ATTACHMENT.format(" AND f.mime_type LIKE 'audio/%%'"),
+    "link": (
+        "m.id IN (SELECT rowid FROM message_trigram WHERE message_trigram MATCH"
+        ' \'"http://" OR "https://" OR "www."\')'
+    ),
+}
+_IS = {
+    "dm": "(m.chat_id IN (SELECT c.id FROM archive_chat AS c WHERE c.kind = 'dm'))",
+    "group": (
+        "(m.chat_id IN (SELECT c.id FROM archive_chat AS c WHERE c.kind IN ('group', 'thread')))"
+    ),
+    "channel": "(m.chat_id IN (SELECT c.id FROM archive_chat AS c WHERE c.kind = 'channel'))",
+    "reply": "(m.reply_to_external_id != '')",
+    "edited": "(m.edited_at IS NOT NULL)",
+    "deleted": "(m.deleted_at IS NOT NULL)",
+    "mine": "(m.direction = 'out')",
+}

@@ -1,0 +1,150 @@
+"""The message search selector: parse, compile, run, rank, page, and make snippets."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
+
+from archive.models import Message
+from archive.selectors.search.compiler import compile_query
+from archive.selectors.search.parser import parse, to_json
+from wirecat.errors import Invalid
+
+SORTS = ("relevance", "newest", "oldest")
+MAX_LIMIT = 100
+SNIPPET_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Segment:
+    text: str
+    hit: bool
+
+
+@dataclass(frozen=True)
+class Hit:
+    message: Message
+    score: float | None
+    snippet: tuple[Segment, ...]
+
+
+@dataclass
+class SearchPage:
+    query: str
+    parsed: dict[str, Any] | None
+    sort: str
+    hits: list[Hit] = field(default_factory=list)
+    next_cursor: str | None = None
+
+
+def _cursor_offset(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    try:
+        raw = base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii")
+        offset = int(raw.removeprefix("o"))
+    except (ValueError, binascii.Error, UnicodeError) as exc:
+        raise Invalid("cursor: not a cursor this search gave out") from exc
+    if not raw.startswith("o") or offset < 0 or offset > 1_000_000:
+        raise Invalid("cursor: not a cursor this search gave out")
+    return offset
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o{offset}".encode()).decode().rstrip("=")
+
+
+def message_search(
+    *, query: str, sort: str = "relevance", cursor: str | None = None, limit: int = 20
+) -> SearchPage:
+    """One page of the messages matching `query`. Raises Invalid (QuerySyntaxError for
+    the query itself, with its position) and nothing else for any input."""
+    if sort not in SORTS:
+        raise Invalid(f"sort: one of {', '.join(SORTS)}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise Invalid(f"limit: between 1 and {MAX_LIMIT}")
+    offset = _cursor_offset(cursor)
+    tree = parse(query)
+    page = SearchPage(query=query, parsed=to_json(tree), sort=sort)
+    if tree is None:
+        return page
+    compiled = compile_query(tree)
+    params: list[str | int] = []
+    sql = ["SELECT m.id"]
+    rank_match = compiled.rank_match if sort == "relevance" else None
+    ranked = rank_match is not None
+    if rank_match is not None:
+        sql.append(", rank.score FROM archive_message AS m JOIN (SELECT rowid,")
+        sql.append(" bm25(message_fts) AS score FROM message_fts WHERE message_fts MATCH %s)")
+        sql.append(" AS rank ON rank.rowid = m.id")
+        params.append(rank_match)
+    else:
+        sql.append(", NULL FROM archive_message AS m")
+    sql.append(f" WHERE {compiled.where}")
+    params.extend(compiled.params)
+    if not compiled.include_deleted:
+        sql.append(" AND m.deleted_at IS NULL")
+    if ranked:
+        # bm25 is lower for better matches; newer first among equals.
+        sql.append(" ORDER BY rank.score, m.sent_at DESC, m.id DESC")
+    elif sort == "oldest":
+        sql.append(" ORDER BY m.sent_at, m.id")
+    else:
+        sql.append(" ORDER BY m.sent_at DESC, m.id DESC")
+    sql.append(" LIMIT %s OFFSET %s")
+    params.extend([limit + 1, offset])
+    with connection.cursor() as db:
+        db.execute("".join(sql), params)
+        rows = db.fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    related = Message.objects.select_related("chat", "chat__account", "sender").in_bulk(
+        [row[0] for row in rows]
+    )
+    for message_id, score in rows:
+        message = related.get(message_id)
+        if message is None:
+            continue
+        page.hits.append(
+            Hit(
+                message=message,
+                score=float(score) if score is not None else None,
+                snippet=snippet(message.text, compiled.highlights),
+            )
+        )
+    if more:
+        page.next_cursor = _cursor(offset + limit)
+    return page
+
+
+def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> tuple[Segment, ...]:
+    """A window of `text` around the first term found, as plain segments with the found
+    terms marked (the template escapes them; no HTML is made here)."""
+    words = sorted({term for term in terms if term.strip()}, key=len, reverse=True)
+    if not words:
+        return (Segment(text[:width] + ("…" if len(text) > width else ""), False),)
+    pattern = re.compile("|".join(re.escape(word) for word in words), re.IGNORECASE)
+    first = pattern.search(text)
+    start = 0
+    if first is not None and first.start() > width // 3:
+        start = first.start() - width // 3
+    window = text[start : start + width]
+    segments: list[Segment] = []
+    if start:
+        segments.append(Segment("…", False))
+    at = 0
+    for found in pattern.finditer(window):
+        if found.start() > at:
+            segments.append(Segment(window[at : found.start()], False))
+        segments.append(Segment(found.group(0), True))
+        at = found.end()
+    if at < len(window):
+        segments.append(Segment(window[at:], False))
+    if start + width < len(text):
+        segments.append(Segment("…", False))
+    return tuple(segments)

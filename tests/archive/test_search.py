@@ -1,0 +1,357 @@
+"""The search query language and the search selector, on messages written by the sink."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from django.db import connection
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from archive.domain import AttachmentRecord, DeletionRecord
+from archive.models import Identity, Message, Person
+from archive.selectors.search.compiler import compile_query, fts_string, like_pattern
+from archive.selectors.search.messages import message_search, snippet
+from archive.selectors.search.parser import QuerySyntaxError, parse, to_json
+from archive.sink import batch_record
+from tests.factories import T0, batch, message
+from wirecat.errors import Invalid
+
+
+def shape(node: dict[str, Any] | None) -> Any:
+    """A compact form of the JSON tree for the case table: "-word:x", ["and", …]."""
+    if node is None:
+        return None
+    sign = "-" if node["negated"] else ""
+    if "operands" in node:
+        return [sign + node["operator"], *[shape(item) for item in node["operands"]]]
+    return f"{sign}{node['operator']}:{node['operand']}"
+
+
+PARSES = [
+    ("hello", "word:hello"),
+    ("hello world", ["and", "word:hello", "word:world"]),
+    ('"exact phrase here"', "phrase:exact phrase here"),
+    ('"  spaced   out "', "phrase:spaced out"),
+    ("run*", "prefix:run"),
+    ("*fix*", "infix:fix"),
+    ("*suffix", "infix:suffix"),
+    ("-spam", "-word:spam"),
+    ("a OR b", ["or", "word:a", "word:b"]),
+    ("a b OR c", ["or", ["and", "word:a", "word:b"], "word:c"]),
+    ("a (b OR c)", ["and", "word:a", ["or", "word:b", "word:c"]]),
+    ("-(b OR c)", ["-or", "word:b", "word:c"]),
+    ("a AND b", ["and", "word:a", "word:b"]),
+    ("a or b", ["and", "word:a", "word:or", "word:b"]),
+    ("https://example.com/x?y=1", "substring:https://example.com/x?y=1"),
+    ("sess.opts", "substring:sess.opts"),
+    ("report_v2.pdf*", "substring:report_v2.pdf"),
+    ("from:alice", "from:alice"),
+    ('from:"Ann Lee"', "from:Ann Lee"),
+    ("in:general chat:random", ["and", "chat:general", "chat:random"]),
+    ("source:Telegram", "source:telegram"),
+    ("after:2024-03-01 before:7d on:today", ["and", "after:2024-03-01", "before:7d", "on:today"]),
+    ("has:Attachment -is:edited", ["and", "has:attachment", "-is:edited"]),
+    ("exact:Running", "exact:Running"),
+    ('exact:"two words"', "exact:two words"),
+    ("filename:invoice", "filename:invoice"),
+    ("tag:x", "substring:tag:x"),  # not a field (yet): a substring, never an error
+    ("книгами", "word:книгами"),
+    ("", None),
+    ("   \t\n", None),
+    ("a\x00b", ["and", "word:a", "word:b"]),
+]
+
+
+@pytest.mark.parametrize(("query", "expected"), PARSES, ids=[q or "empty" for q, _ in PARSES])
+def test_parser_case_table(query: str, expected: Any) -> None:
+    assert shape(to_json(parse(query))) == expected
+
+
+ERRORS = [
+    ("(a", "this ( is never closed", 0),
+    ("a)", "this ) closes nothing", 1),
+    ("()", "empty parentheses", 0),
+    ('say "hi', 'a quoted phrase has no closing "', 4),
+    ('""', "an empty phrase matches nothing", 0),
+    ("OR a", "OR needs something before it", 0),
+    ("a OR", "OR needs something after it", 2),
+    ("a OR OR b", "OR needs something after it", 2),
+    ("AND a", "AND needs something before it", 0),
+    ("- a", "a lone - excludes nothing", 0),
+    ("-(", "this ( is never closed", 1),
+    ("*", "* needs letters beside it", 0),
+    ("**", "* needs letters beside it", 0),
+    ("from:", "from: needs a value", 0),
+    ('from:"', 'a quoted value has no closing "', 5),
+    ("has:everything", "has: takes attachment, link, file, voice, image", 0),
+    ("x is:blue", "is: takes dm, group, channel, reply, edited, deleted, mine", 2),
+    ("after:last-week", "after: takes a date", 0),
+    ("(" * 20 + "a" + ")" * 20, "parentheses nest at most 16 deep", 16),
+    (" ".join(["w"] * 70), "a query holds at most 64 terms", 128),
+    ("x" * 2001, "the query is longer than 2000 characters", 2000),
+]
+
+
+@pytest.mark.parametrize(("query", "problem", "position"), ERRORS)
+def test_syntax_errors_say_what_and_where(query: str, problem: str, position: int) -> None:
+    with pytest.raises(QuerySyntaxError) as caught:
+        parse(query)
+    assert caught.value.problem.startswith(problem)
+    assert caught.value.position == position
+    assert f"(at character {position + 1})" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "literal"),
+    [("plain", '"plain"'), ('say "hi"', '"say ""hi"""'), ("NEAR(a b)", '"NEAR(a b)"')],
+)
+def test_terms_reach_match_only_as_quoted_strings(text: str, literal: str) -> None:
+    assert fts_string(text) == literal
+    compiled = compile_query(parse(f'"{text}"' if '"' not in text else "x"))
+    assert all("%s" not in str(param) for param in compiled.params)
+
+
+def test_like_patterns_escape_wildcards() -> None:
+    assert like_pattern("50%_\\") == "%50\\%\\_\\\\%"
+
+
+def test_snippets_mark_the_terms_without_making_html() -> None:
+    text = "x" * 300 + " the <b>Report</b> is due " + "y" * 300
+    segments = snippet(text, ["report"])
+    assert segments[0].text == "…" and segments[-1].text == "…"
+    assert [s.text for s in segments if s.hit] == ["Report"]
+    assert "<b>" in "".join(s.text for s in segments)  # kept as text; the template escapes
+
+
+# --- searching real rows ----------------------------------------------------------------
+
+NOW = datetime(2024, 3, 10, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def archive(db: None) -> dict[str, Message]:
+    batch_record(
+        batch=batch(
+            message("1", "Running late, the train stopped", sender="alice", minutes=0),
+            message("2", "runs every morning along the river", sender="bob", minutes=10),
+            message(
+                "3",
+                "see https://example.com/docs/sess.opts for the options",
+                sender="alice",
+                minutes=20,
+            ),
+            message(
+                "4", "reply about the train", sender="bob", minutes=30, reply_to_external_id="1"
+            ),
+            message(
+                "5",
+                "the invoice is attached",
+                sender="me",
+                minutes=40,
+                direction="out",
+                attachments=(
+                    AttachmentRecord(
+                        external_id="a", file_name="Invoice-March.pdf", mime_type="application/pdf"
+                    ),
+                ),
+            ),
+            message(
+                "6",
+                "photo from the trip",
+                sender="alice",
+                minutes=50,
+                chat="chat-2",
+                attachments=(
+                    AttachmentRecord(
+                        external_id="p", file_name="IMG_1.jpg", mime_type="image/jpeg"
+                    ),
+                ),
+            ),
+            message("7", "this one was deleted: secret train plans", sender="bob", minutes=60),
+            message("8", "Книгами полна полка", sender="alice", minutes=70, chat="chat-2"),
+            message(
+                "9",
+                "edited train text",
+                sender="bob",
+                minutes=80,
+                edited_at=T0 + timedelta(minutes=85),
+            ),
+            message("10", "50% off_sale today", sender="bob", minutes=90),
+            deletions=(DeletionRecord("chat-1", "7", T0 + timedelta(hours=2)),),
+        )
+    )
+    return {m.external_id: m for m in Message.objects.all()}
+
+
+def found(query: str, **options: Any) -> list[str]:
+    return [hit.message.external_id for hit in message_search(query=query, **options).hits]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("train", {"1", "4", "9"}),
+        ("TRAIN", {"1", "4", "9"}),
+        ('"the train"', {"1", "4"}),
+        ("run*", {"1", "2"}),
+        ("*unnin*", {"1"}),
+        ("*iver*", {"2"}),
+        ("sess.opts", {"3"}),
+        ("example.com/docs", {"3"}),
+        ("train -reply", {"1", "9"}),
+        ("invoice OR photo", {"5", "6"}),
+        ("(invoice OR photo) trip", {"6"}),
+        ("from:Alice", {"1", "3", "6", "8"}),
+        ("from:+15550001 train", {"1"}),
+        ("from:me", {"5"}),
+        ("is:mine", {"5"}),
+        ("in:chat-2", {"6", "8"}),
+        ('in:"Chat chat-2" photo', {"6"}),
+        ("source:testnet train", {"1", "4", "9"}),
+        ("source:telegram", set()),
+        ("has:attachment", {"5", "6"}),
+        ("has:image", {"6"}),
+        ("has:file", {"5"}),
+        ("has:link", {"3"}),
+        ("filename:invoice", {"5"}),
+        ("is:reply", {"4"}),
+        ("is:edited", {"9"}),
+        ("is:deleted", {"7"}),
+        ("secret", set()),
+        ("secret is:deleted", {"7"}),
+        ("книгами", {"8"}),
+        ("exact:runs", {"2"}),
+        ("50%", {"10"}),
+        ("off_sale", {"10"}),
+        ("of", set()),
+        ("-train", {"2", "3", "5", "6", "8", "10"}),
+        ("on:2024-03-01 train", {"1", "4", "9"}),
+        ("after:2024-03-02", set()),
+        ("before:2024-03-01", set()),
+        ("on:2024-02-31", set()),
+        ("after:2024", {"1", "2", "3", "4", "5", "6", "8", "9", "10"}),
+    ],
+)
+def test_each_operator_finds_what_it_says(
+    archive: dict[str, Message], query: str, expected: set[str]
+) -> None:
+    assert set(found(query)) == expected
+
+
+def test_a_person_means_all_their_identities(archive: dict[str, Message]) -> None:
+    person = Person.objects.create(name="Alice Smith")
+    Identity.objects.filter(external_id__in=["alice", "bob"]).update(person=person)
+    assert set(found('from:"alice smith" train')) == {"1", "4", "9"}
+
+
+def test_relevance_ranks_better_matches_first_and_sorts_by_time(
+    archive: dict[str, Message],
+) -> None:
+    ranked = message_search(query="train")
+    assert all(hit.score is not None for hit in ranked.hits)
+    scores = [hit.score for hit in ranked.hits]
+    assert scores == sorted(scores)  # bm25: lower is better
+    assert found("train", sort="newest") == ["9", "4", "1"]
+    assert found("train", sort="oldest") == ["1", "4", "9"]
+
+
+def test_pages_follow_the_cursor_without_gaps_or_repeats(archive: dict[str, Message]) -> None:
+    seen: list[str] = []
+    cursor = None
+    for _ in range(10):
+        page = message_search(query="-nothingmatchesthis", sort="oldest", limit=3, cursor=cursor)
+        seen.extend(hit.message.external_id for hit in page.hits)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert seen == ["1", "2", "3", "4", "5", "6", "8", "9", "10"]
+    with pytest.raises(Invalid, match="cursor"):
+        message_search(query="train", cursor="not-a-cursor!")
+
+
+def test_hits_carry_marked_snippets(archive: dict[str, Message]) -> None:
+    (hit,) = message_search(query="river").hits
+    assert [s.text for s in hit.snippet if s.hit] == ["river"]
+
+
+def test_search_cost_does_not_grow_with_the_hits(
+    archive: dict[str, Message], django_assert_max_num_queries: Any
+) -> None:
+    batch_record(
+        batch=batch(*[message(f"m{i}", f"bulk train {i}", minutes=100 + i) for i in range(60)])
+    )
+    with django_assert_max_num_queries(2):
+        page = message_search(query="train from:alice OR bulk", limit=50)
+        assert len(page.hits) == 50
+        assert all(hit.message.chat.account.provider == "testnet" for hit in page.hits)
+
+
+def test_bad_options_are_refused_clearly(archive: dict[str, Message]) -> None:
+    with pytest.raises(Invalid, match="sort: one of relevance, newest, oldest"):
+        message_search(query="x", sort="random")
+    with pytest.raises(Invalid, match="limit: between 1 and 100"):
+        message_search(query="x", limit=0)
+
+
+FTS5_SYNTAX = st.sampled_from(
+    [
+        '"',
+        "(",
+        ")",
+        "*",
+        "-",
+        "^",
+        ":",
+        "NEAR",
+        "NOT",
+        "AND",
+        "OR",
+        "{",
+        "}",
+        "+",
+        "\x00",
+        "from:",
+        "in:",
+        "has:",
+        "is:",
+        "on:",
+        "after:",
+        "before:",
+        "exact:",
+        "filename:",
+        " ",
+        "a",
+        "train",
+        "%",
+        "_",
+        "\\",
+        "'",
+        "é",
+        "книга",
+        "\ud83d",
+        "😀",
+        "col:",
+        "rank",
+        "bm25(",
+    ]
+)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.one_of(st.text(max_size=80), st.lists(FTS5_SYNTAX, max_size=25).map("".join)))
+def test_no_input_makes_search_raise_anything_but_a_clear_error(
+    archive: dict[str, Message], query: str
+) -> None:
+    try:
+        page = message_search(query=query, limit=5)
+    except QuerySyntaxError as exc:
+        assert 0 <= exc.position <= len(query)
+        return
+    assert len(page.hits) <= 5
+    with connection.cursor() as cursor:  # the connection is still usable
+        cursor.execute("SELECT 1")
