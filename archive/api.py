@@ -3,8 +3,9 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
-from archive.schemas import StatsOut
+from archive.schemas import SearchHitOut, SearchOut, SnippetPart, StatsOut
 from archive.selectors.archive import store_counts, worker_status
+from archive.selectors.search.messages import message_search
 
 router = Router(tags=["archive"])
 
@@ -20,4 +21,44 @@ def stats(request: HttpRequest) -> StatsOut:
         attachments=counts.attachments,
         worker_seen_at=worker.seen_at if worker else None,
         worker_alive=bool(worker and worker.alive),
+    )
+
+
+@router.get(
+    "/search/messages",
+    response=SearchOut,
+    summary="Search messages with the query language (the page's search)",
+)
+def search_messages(
+    request: HttpRequest,
+    q: str = "",
+    sort: str = "relevance",
+    cursor: str | None = None,
+    limit: int = 20,
+) -> SearchOut:
+    """`q` uses the query language (words, "phrases", prefix*, *infix*, -not, OR,
+    parentheses, from:, in:, source:, before:, after:, on:, has:, is:, exact:, filename:).
+    A syntax error answers 422 with the problem and its `position`."""
+    page = message_search(query=q, sort=sort, cursor=cursor, limit=limit)
+    return SearchOut(
+        query=page.query,
+        sort=page.sort,
+        parsed=page.parsed,
+        hits=[
+            SearchHitOut(
+                id=hit.message.public_id,
+                chat_id=hit.message.chat_id,
+                chat_title=hit.message.chat.title or hit.message.chat.external_id,
+                source=hit.message.chat.account.provider,
+                sender=str(hit.message.sender) if hit.message.sender else None,
+                direction=hit.message.direction,
+                sent_at=hit.message.sent_at,
+                deleted=hit.message.deleted_at is not None,
+                text=hit.message.text,
+                snippet=[SnippetPart(text=part.text, hit=part.hit) for part in hit.snippet],
+                score=hit.score,
+            )
+            for hit in page.hits
+        ],
+        next_cursor=page.next_cursor,
     )

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from ninja import Schema
 
@@ -14,3 +15,36 @@ class StatsOut(Schema):
     attachments: int
     worker_seen_at: datetime | None
     worker_alive: bool
+
+
+class SnippetPart(Schema):
+    """A piece of the hit's text; `hit` marks the pieces that matched a search term."""
+
+    text: str
+    hit: bool
+
+
+class SearchHitOut(Schema):
+    """One message that matched, with where it is and a snippet around the match."""
+
+    id: str  # the message's public id (msg_…)
+    chat_id: int
+    chat_title: str
+    source: str
+    sender: str | None
+    direction: str
+    sent_at: datetime
+    deleted: bool
+    text: str
+    snippet: list[SnippetPart]
+    score: float | None  # bm25 (lower is better) when sorted by relevance
+
+
+class SearchOut(Schema):
+    """A page of search results, the query as parsed, and the cursor of the next page."""
+
+    query: str
+    sort: str
+    parsed: dict[str, Any] | None
+    hits: list[SearchHitOut]
+    next_cursor: str | None

@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("chats/", views.chat_list, name="chats"),
     path("chats/<int:chat_id>/", views.chat_detail, name="chat"),
+    path("search/", views.search, name="search"),
     path("m/<str:public_id>/", views.message_permalink, name="message"),
     path("imports/", views.imports, name="imports"),
     path("imports/<str:public_id>/", views.import_detail, name="import"),

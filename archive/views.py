@@ -32,6 +32,9 @@ from archive.selectors.archive import (
     chat_list as chat_list_selector,
 )
 from archive.selectors.imports import import_chats, import_get, import_list, import_progress
+from archive.selectors.search.messages import SORTS as SEARCH_SORTS
+from archive.selectors.search.messages import message_search
+from archive.selectors.search.parser import QuerySyntaxError
 from archive.services.imports import import_job_cancel, import_job_create, import_job_resume
 from archive.services.owner import login_code_check, owner_set_password
 from archive.services.uploads import safe_file_name, upload_store
@@ -94,6 +97,27 @@ def chat_detail(request: HtmxHttpRequest, chat_id: int) -> HttpResponse:
     if request.htmx and request.GET.get("after"):
         return render(request, "archive/chat_detail.html#newer", context)
     return render(request, "archive/chat_detail.html", context)
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def search(request: HtmxHttpRequest) -> HttpResponse:
+    """One box; results as you type (htmx swaps #results), a plain form without JS."""
+    query = request.GET.get("q", "")
+    sort = request.GET.get("sort", "relevance")
+    if sort not in SEARCH_SORTS:
+        sort = "relevance"
+    context: dict[str, object] = {"query": query, "sort": sort, "sorts": SEARCH_SORTS}
+    try:
+        context["page"] = message_search(
+            query=query, sort=sort, cursor=request.GET.get("cursor") or None
+        )
+    except QuerySyntaxError as exc:
+        context["syntax_error"] = exc
+    except Invalid as exc:
+        context["problem"] = exc
+    template = "archive/search.html" + ("#results" if request.htmx else "")
+    return render(request, template, context)
 
 
 @require_GET

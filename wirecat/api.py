@@ -26,9 +26,11 @@ api = NinjaAPI(
 
 @api.exception_handler(WireCatError)
 def wirecat_error(request: HttpRequest, exc: WireCatError) -> HttpResponse:
-    return api.create_response(
-        request, {"error": type(exc).__name__, "detail": str(exc)}, status=exc.http_status
-    )
+    body: dict[str, object] = {"error": type(exc).__name__, "detail": str(exc)}
+    position = getattr(exc, "position", None)
+    if isinstance(position, int):  # a query syntax error says where
+        body["position"] = position
+    return api.create_response(request, body, status=exc.http_status)
 
 
 api.add_router("/", archive_router)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from io import StringIO
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -120,9 +123,9 @@ def test_like_patterns_escape_wildcards() -> None:
 
 def test_snippets_mark_the_terms_without_making_html() -> None:
     text = "x" * 300 + " the <b>Report</b> is due " + "y" * 300
-    segments = snippet(text, ["report"])
+    segments = snippet(text, [r"\breport\b", r"\bdu\w*"])
     assert segments[0].text == "…" and segments[-1].text == "…"
-    assert [s.text for s in segments if s.hit] == ["Report"]
+    assert [s.text for s in segments if s.hit] == ["Report", "due"]
     assert "<b>" in "".join(s.text for s in segments)  # kept as text; the template escapes
 
 
@@ -355,3 +358,146 @@ def test_no_input_makes_search_raise_anything_but_a_clear_error(
     assert len(page.hits) <= 5
     with connection.cursor() as cursor:  # the connection is still usable
         cursor.execute("SELECT 1")
+
+
+# --- the page ---------------------------------------------------------------------------
+
+
+def test_search_page_without_javascript(owner_client: Any, archive: dict[str, Message]) -> None:
+    response = owner_client.get("/search/", {"q": "river"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<!doctype html>" in html.lower() and 'name="q"' in html
+    assert "<mark>river</mark>" in html
+    assert f'href="/m/{archive["2"].public_id}/"' in html  # opens the chat at the hit
+
+
+def test_search_page_as_you_type_returns_the_results_fragment(
+    owner_client: Any, archive: dict[str, Message]
+) -> None:
+    response = owner_client.get(
+        "/search/", {"q": "train", "sort": "oldest"}, HTTP_HX_REQUEST="true"
+    )
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<section id="results"')
+    assert "<html" not in html
+    assert html.count('class="hit"') == 3
+    assert response["Vary"] and "HX-Request" in response["Vary"]
+
+
+def test_search_page_escapes_message_text_and_the_query(owner_client: Any, db: None) -> None:
+    batch_record(batch=batch(message("x", "<script>alert(1)</script> payload")))
+    html = owner_client.get("/search/", {"q": "payload <img src=x>"}).content.decode()
+    assert "<script>alert(1)</script>" not in html
+    assert "<img src=x>" not in html
+    html = owner_client.get("/search/", {"q": "payload"}).content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+@pytest.mark.parametrize(
+    ("params", "shown"),
+    [
+        ({"q": "(train"}, "this ( is never closed — at character 1."),
+        ({"q": "is:blue"}, "is: takes dm"),
+        ({"q": "train", "cursor": "garbage!!"}, "cursor: not a cursor this search gave out"),
+        ({"q": "train", "sort": "sideways"}, 'class="hit"'),  # an unknown sort falls back
+        ({"q": "nothingatall"}, "Nothing matches"),
+        ({}, "Type to search"),
+    ],
+)
+def test_search_page_answers_bad_input_in_the_page(
+    owner_client: Any, archive: dict[str, Message], params: dict[str, str], shown: str
+) -> None:
+    response = owner_client.get("/search/", params)
+    assert response.status_code == 200
+    assert shown in response.content.decode()
+
+
+def test_search_page_needs_the_owner(client: Any, db: None) -> None:
+    response = client.get("/search/", {"q": "x"})
+    assert response.status_code == 302 and "/login" in response["Location"]
+
+
+def test_search_page_query_count_is_bounded(
+    owner_client: Any, archive: dict[str, Message], django_assert_max_num_queries: Any
+) -> None:
+    owner_client.get("/search/", {"q": "train"})  # warm the session
+    with django_assert_max_num_queries(6):
+        owner_client.get("/search/", {"q": "the"}, HTTP_HX_REQUEST="true")
+
+
+# --- the API and the shell --------------------------------------------------------------
+
+
+def test_search_api_answers_hits_the_parsed_query_and_a_cursor(
+    owner_client: Any, archive: dict[str, Message]
+) -> None:
+    response = owner_client.get(
+        "/api/search/messages", {"q": "train -reply", "limit": 1, "sort": "oldest"}
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert body["parsed"] == {
+        "operator": "and",
+        "operands": [
+            {"operator": "word", "operand": "train", "negated": False},
+            {"operator": "word", "operand": "reply", "negated": True},
+        ],
+        "negated": False,
+    }
+    (hit,) = body["hits"]
+    assert hit["id"] == archive["1"].public_id
+    assert hit["source"] == "testnet" and hit["chat_title"] == "Chat chat-1"
+    assert {"text": "train", "hit": True} in hit["snippet"]
+    following = owner_client.get(
+        "/api/search/messages",
+        {"q": "train -reply", "limit": 1, "sort": "oldest", "cursor": body["next_cursor"]},
+    ).json()
+    assert [h["id"] for h in following["hits"]] == [archive["9"].public_id]
+    assert following["next_cursor"] is None
+
+
+def test_search_api_syntax_error_is_a_422_with_the_position(
+    owner_client: Any, archive: dict[str, Message]
+) -> None:
+    response = owner_client.get("/api/search/messages", {"q": "train OR"})
+    assert response.status_code == 422
+    assert response.json() == {
+        "error": "QuerySyntaxError",
+        "detail": "OR needs something after it (at character 7)",
+        "position": 6,
+    }
+    assert owner_client.get("/api/search/messages", {"q": "x", "limit": 1000}).status_code == 422
+
+
+def test_search_api_needs_authentication(client: Any, db: None) -> None:
+    assert client.get("/api/search/messages", {"q": "x"}).status_code == 401
+
+
+def test_search_command_prints_hits_and_explains_syntax_errors(
+    archive: dict[str, Message],
+) -> None:
+    out = StringIO()
+    call_command("search", "river", stdout=out, no_color=True)
+    assert archive["2"].public_id in out.getvalue()
+    assert "runs every morning along the river" in out.getvalue()
+    out = StringIO()
+    call_command("search", "train", "--json", "--sort", "oldest", stdout=out)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["id"] for line in lines] == [archive[k].public_id for k in ("1", "4", "9")]
+    with pytest.raises(CommandError, match=r"this \( is never closed\n  a \(b\n    \^"):
+        call_command("search", "a (b", stdout=StringIO())
+
+
+def test_snippets_mark_whole_words_prefixes_and_phrases(archive: dict[str, Message]) -> None:
+    def marked(query: str) -> list[str]:
+        hits = message_search(query=query, sort="oldest").hits
+        return [s.text for hit in hits for s in hit.snippet if s.hit]
+
+    batch_record(batch=batch(message("w", "there, the other one", minutes=200)))
+    (hit,) = message_search(query="the other").hits
+    assert [s.text for s in hit.snippet if s.hit] == ["the", "other"]  # not "the" in "there"
+    assert marked("runn*") == ["Running"]
+    assert marked('"the train"') == ["the train", "the train"]
+    assert marked("*iver*") == ["iver"]

@@ -36,6 +36,7 @@ class Compiled:
     params: list[str]
     # The words-index MATCH for ranking (the query's positive words), when there is one.
     rank_match: str | None = None
+    # Regular expressions (case-insensitive) marking the positive terms in snippets.
     highlights: list[str] = field(default_factory=list)
     include_deleted: bool = False
 
@@ -101,7 +102,7 @@ class _Compiler:
 
     def term(self, term: Term) -> str:
         if not term.negated:
-            self.highlights.append(term.text)
+            self.highlights.append(_highlight(term))
         if term.kind in ("word", "phrase", "prefix"):
             match = fts_string(term.text) + ("*" if term.kind == "prefix" else "")
             self.params.append(match)
@@ -184,6 +185,17 @@ class _Compiler:
         except (ValueError, OverflowError, calendar.IllegalMonthError):
             # A well-formed but impossible date (2024-02-31): an empty range, not an error.
             return self.now, self.now
+
+
+def _highlight(term: Term) -> str:
+    """A regular expression marking what the term matched in a snippet."""
+    if term.kind == "word":
+        return rf"\b{re.escape(term.text)}\b"
+    if term.kind == "prefix":
+        return rf"\b{re.escape(term.text)}\w*"
+    if term.kind == "phrase":
+        return r"\b" + r"\W+".join(re.escape(word) for word in term.text.split()) + r"\b"
+    return re.escape(term.text)
 
 
 def _minus(now: datetime, count: int, unit: str) -> datetime:

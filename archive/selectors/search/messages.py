@@ -122,13 +122,13 @@ def message_search(
     return page
 
 
-def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> tuple[Segment, ...]:
-    """A window of `text` around the first term found, as plain segments with the found
-    terms marked (the template escapes them; no HTML is made here)."""
-    words = sorted({term for term in terms if term.strip()}, key=len, reverse=True)
-    if not words:
+def snippet(text: str, patterns: list[str], width: int = SNIPPET_CHARS) -> tuple[Segment, ...]:
+    """A window of `text` around the first match of `patterns` (regular expressions, as
+    the compiler makes them), as plain segments with the matches marked; the template
+    escapes them, no HTML is made here."""
+    if not patterns:
         return (Segment(text[:width] + ("…" if len(text) > width else ""), False),)
-    pattern = re.compile("|".join(re.escape(word) for word in words), re.IGNORECASE)
+    pattern = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
     first = pattern.search(text)
     start = 0
     if first is not None and first.start() > width // 3:
@@ -139,6 +139,8 @@ def snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> tuple[Se
         segments.append(Segment("…", False))
     at = 0
     for found in pattern.finditer(window):
+        if found.end() == found.start():
+            continue
         if found.start() > at:
             segments.append(Segment(window[at : found.start()], False))
         segments.append(Segment(found.group(0), True))
