@@ -10,6 +10,7 @@ from archive.models import (
     Message,
     MessageRevision,
     Person,
+    SearchConfig,
     WorkerHeartbeat,
 )
 
@@ -83,3 +84,15 @@ class ConnectorStateAdmin(admin.ModelAdmin[ConnectorState]):
 @admin.register(WorkerHeartbeat)
 class WorkerHeartbeatAdmin(ReadOnlyAdmin):
     list_display = ("hostname", "pid", "seen_at")
+
+
+@admin.register(SearchConfig)
+class SearchConfigAdmin(admin.ModelAdmin[SearchConfig]):
+    list_display = ("__str__", "stems_analyzer")
+    readonly_fields = ("stems_analyzer",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return not SearchConfig.objects.exists()  # one row: the store's settings
+
+    def has_delete_permission(self, request: HttpRequest, obj: SearchConfig | None = None) -> bool:
+        return False

@@ -9,6 +9,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 
 from archive.services.imports import import_run as import_run_service
+from archive.services.search_index import stems_drain
 from archive.services.store import heartbeat_record
 from archive.services.store import store_optimize as store_optimize_service
 from wirecat.errors import Conflict, NotFound
@@ -27,6 +28,18 @@ def heartbeat() -> str:
 def store_optimize() -> str:
     """Nightly: FTS optimize on every index, then PRAGMA optimize."""
     return "; ".join(store_optimize_service())
+
+
+# A run ends well before the next one (beat, every minute) starts.
+STEMS_DRAIN_BUDGET_SECONDS = 50.0
+
+
+@shared_task(name="archive.jobs.search_stems_drain", ignore_result=True)
+def search_stems_drain() -> str:
+    """Every minute: index the stems of messages queued since (imports, edits, purges)."""
+    result = stems_drain(budget_seconds=STEMS_DRAIN_BUDGET_SECONDS)
+    rebuilt = ", rebuilding for a new analyzer" if result.rebuilt else ""
+    return f"stems: {result.indexed} indexed, {result.left} queued{rebuilt}"
 
 
 @worker_ready.connect

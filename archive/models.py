@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from archive.ids import new_attachment_id, new_import_id, new_message_id
@@ -370,3 +371,31 @@ class ImportJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (ImportStatus.DONE, ImportStatus.FAILED, ImportStatus.CANCELLED)
+
+
+class SearchConfig(models.Model):
+    """The store's search settings (one row). Changing the stemmers rebuilds the stems
+    index; `stems_analyzer` records the analyzer the index was built with."""
+
+    latin_stemmers = models.CharField(
+        max_length=200,
+        default="english",
+        help_text="Snowball stemmers for words in Latin script, comma-separated "
+        "(e.g. english,spanish). Cyrillic words are always stemmed as Russian.",
+    )
+    stems_analyzer = models.CharField(max_length=300, blank=True, editable=False)
+
+    class Meta:
+        verbose_name = "search settings"
+        verbose_name_plural = "search settings"
+
+    def __str__(self) -> str:
+        return f"stemmers: {self.latin_stemmers}"
+
+    def clean(self) -> None:
+        from archive.selectors.search.analyzer import latin_choices
+
+        try:
+            latin_choices(self.latin_stemmers)
+        except ValueError as exc:
+            raise ValidationError({"latin_stemmers": str(exc)}) from exc

@@ -554,13 +554,18 @@ def _insert_messages(
             )
         cursor.execute(_INSERT_MESSAGES, [ctx.account.pk, stamp, stamp, _json_rows(rows)])
         # The sink indexes what it inserts, set-wise (migration 0008): one statement per
-        # FTS table instead of a trigger call per row.
+        # FTS table instead of a trigger call per row; stems are made from the queue.
         for table in FTS_TABLES:
             cursor.execute(
                 f"INSERT INTO {table}(rowid, text) SELECT id, text FROM archive_message"
                 " WHERE id >= %s",
                 [first],
             )
+        cursor.execute(
+            "INSERT OR IGNORE INTO archive_stem_queue (message_id)"
+            " SELECT id FROM archive_message WHERE id >= %s",
+            [first],
+        )
     return ids
 
 

@@ -30,6 +30,11 @@ def _beat_schedule(heartbeat_seconds: int) -> dict[str, dict[str, object]]:
             "schedule": float(heartbeat_seconds),
             "options": {"expires": heartbeat_seconds * 0.9},
         },
+        "search-stems-drain": {
+            "task": "archive.jobs.search_stems_drain",
+            "schedule": 60.0,
+            "options": {"expires": 55.0},
+        },
         "store-optimize-nightly": {
             "task": "archive.jobs.store_optimize",
             "schedule": crontab(hour="3", minute="30"),

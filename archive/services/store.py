@@ -17,7 +17,7 @@ def store_optimize() -> list[str]:
     """Merge FTS segments and let SQLite refresh its statistics. Returns what it did."""
     done = []
     with connection.cursor() as cursor:
-        for table in FTS_TABLES:
+        for table in (*FTS_TABLES, "message_stems"):
             cursor.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
             done.append(f"{table}: optimize")
         cursor.execute("PRAGMA optimize")

@@ -6,7 +6,7 @@ import pytest
 from django_celery_beat.models import PeriodicTask
 from django_celery_beat.schedulers import DatabaseScheduler
 
-from archive.jobs import heartbeat, store_optimize
+from archive.jobs import heartbeat, search_stems_drain, store_optimize
 from archive.models import WorkerHeartbeat
 from archive.sink import batch_record
 from tests.factories import batch, message
@@ -23,6 +23,12 @@ def test_store_optimize_merges_every_index() -> None:
     assert "PRAGMA optimize" in status
 
 
+def test_stems_drain_job_indexes_what_was_queued() -> None:
+    batch_record(batch=batch(message("1", "dogs barking"), message("2", "a dog barked")))
+    assert search_stems_drain.run().startswith("stems: 2 indexed, 0 queued")
+    assert search_stems_drain.run().startswith("stems: 0 indexed, 0 queued")
+
+
 def test_heartbeat_records_this_worker() -> None:
     heartbeat.run()
     heartbeat.run()
@@ -36,6 +42,7 @@ def test_beat_table_is_installed_in_the_database_scheduler() -> None:
     tasks = dict(PeriodicTask.objects.values_list("name", "task"))
     assert tasks["heartbeat"] == "archive.jobs.heartbeat"
     assert tasks["store-optimize-nightly"] == "archive.jobs.store_optimize"
+    assert tasks["search-stems-drain"] == "archive.jobs.search_stems_drain"
     nightly = PeriodicTask.objects.get(name="store-optimize-nightly")
     assert nightly.crontab is not None
     assert (nightly.crontab.hour, nightly.crontab.minute) == ("3", "30")

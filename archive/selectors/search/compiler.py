@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from archive.selectors.search.analyzer import Analyzer
 from archive.selectors.search.parser import Filter, Group, Node, Term
 
 _AGE = re.compile(r"^(\d+)([dwmy])$")
@@ -41,9 +42,12 @@ class Compiled:
     include_deleted: bool = False
 
 
-def compile_query(node: Node | None, now: datetime | None = None) -> Compiled:
-    """SQL for `node` (None: every message)."""
-    compiler = _Compiler(now or datetime.now(UTC))
+def compile_query(
+    node: Node | None, now: datetime | None = None, analyzer: Analyzer | None = None
+) -> Compiled:
+    """SQL for `node` (None: every message). With an analyzer, a word (not `exact:`) also
+    matches its stems in the stems index."""
+    compiler = _Compiler(now or datetime.now(UTC), analyzer)
     if node is None:
         return Compiled("1", [])
     where = compiler.node(node)
@@ -85,8 +89,9 @@ def _rank_match(node: Node) -> str | None:
 
 
 class _Compiler:
-    def __init__(self, now: datetime) -> None:
+    def __init__(self, now: datetime, analyzer: Analyzer | None) -> None:
         self.now = now
+        self.analyzer = analyzer
         self.params: list[str] = []
         self.highlights: list[str] = []
 
@@ -106,7 +111,19 @@ class _Compiler:
         if term.kind in ("word", "phrase", "prefix"):
             match = fts_string(term.text) + ("*" if term.kind == "prefix" else "")
             self.params.append(match)
-            return "m.id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH %s)"
+            words = "m.id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH %s)"
+            stems = self.analyzer.word_stems(term.text) if self.analyzer else ()
+            if term.kind != "word" or term.exact or not stems:
+                return words
+            self.params.append(" OR ".join(fts_string(stem) for stem in stems))
+            if not term.negated:
+                self.highlights.extend(
+                    rf"\b{re.escape(stem)}\w*" for stem in stems if stem != term.text.lower()
+                )
+            return (
+                f"({words} OR m.id IN (SELECT rowid FROM message_stems"
+                " WHERE message_stems MATCH %s))"
+            )
         # infix and substring: the trigram index needs three characters
         if len(term.text) >= 3:
             self.params.append(fts_string(term.text))
