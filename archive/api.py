@@ -3,8 +3,16 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
-from archive.schemas import SearchHitOut, SearchOut, SnippetPart, StatsOut
+from archive.schemas import (
+    FacetsOut,
+    FacetValueOut,
+    SearchHitOut,
+    SearchOut,
+    SnippetPart,
+    StatsOut,
+)
 from archive.selectors.archive import store_counts, worker_status
+from archive.selectors.search.facets import FacetValue
 from archive.selectors.search.messages import message_search
 
 router = Router(tags=["archive"])
@@ -35,11 +43,18 @@ def search_messages(
     sort: str = "relevance",
     cursor: str | None = None,
     limit: int = 20,
+    facets: bool = False,
 ) -> SearchOut:
     """`q` uses the query language (words, "phrases", prefix*, *infix*, -not, OR,
     parentheses, from:, in:, source:, before:, after:, on:, has:, is:, exact:, filename:).
-    A syntax error answers 422 with the problem and its `position`."""
-    page = message_search(query=q, sort=sort, cursor=cursor, limit=limit)
+    `facets=true` adds counts per chat, sender, source and year, each with the operator
+    that narrows the query to it. A syntax error answers 422 with the problem and its
+    `position`."""
+    page = message_search(query=q, sort=sort, cursor=cursor, limit=limit, facets=facets)
+
+    def values(found: list[FacetValue]) -> list[FacetValueOut]:
+        return [FacetValueOut(label=v.label, count=v.count, operator=v.operator) for v in found]
+
     return SearchOut(
         query=page.query,
         sort=page.sort,
@@ -61,4 +76,13 @@ def search_messages(
             for hit in page.hits
         ],
         next_cursor=page.next_cursor,
+        facets=FacetsOut(
+            chat=values(page.facets.chat),
+            sender=values(page.facets.sender),
+            source=values(page.facets.source),
+            year=values(page.facets.year),
+            sampled=page.facets.sampled,
+        )
+        if page.facets
+        else None,
     )

@@ -40,11 +40,31 @@ class SearchHitOut(Schema):
     score: float | None  # bm25 (lower is better) when sorted by relevance
 
 
+class FacetValueOut(Schema):
+    """How many matches fall in one chat, sender, source or year, and the operator that
+    narrows the query to it (null when none can)."""
+
+    label: str
+    count: int
+    operator: str | None
+
+
+class FacetsOut(Schema):
+    """Facet counts of the whole query (of its first 10,000 matches when `sampled`)."""
+
+    chat: list[FacetValueOut]
+    sender: list[FacetValueOut]
+    source: list[FacetValueOut]
+    year: list[FacetValueOut]
+    sampled: bool
+
+
 class SearchOut(Schema):
-    """A page of search results, the query as parsed, and the cursor of the next page."""
+    """A page of search results, the query as parsed, facets, and the next page's cursor."""
 
     query: str
     sort: str
     parsed: dict[str, Any] | None
     hits: list[SearchHitOut]
     next_cursor: str | None
+    facets: FacetsOut | None

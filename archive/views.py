@@ -110,7 +110,7 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     context: dict[str, object] = {"query": query, "sort": sort, "sorts": SEARCH_SORTS}
     try:
         context["page"] = message_search(
-            query=query, sort=sort, cursor=request.GET.get("cursor") or None
+            query=query, sort=sort, cursor=request.GET.get("cursor") or None, facets=True
         )
     except QuerySyntaxError as exc:
         context["syntax_error"] = exc

@@ -426,7 +426,8 @@ def test_search_page_query_count_is_bounded(
     owner_client: Any, archive: dict[str, Message], django_assert_max_num_queries: Any
 ) -> None:
     owner_client.get("/search/", {"q": "train"})  # warm the session
-    with django_assert_max_num_queries(6):
+    # session and user, the stems queue check, the search, its hits, the facets and theirs
+    with django_assert_max_num_queries(10):
         owner_client.get("/search/", {"q": "the"}, HTTP_HX_REQUEST="true")
 
 
@@ -504,3 +505,32 @@ def test_snippets_mark_whole_words_prefixes_and_phrases(archive: dict[str, Messa
     assert marked("runn*") == ["Running"]
     assert marked('"the train"') == ["the train", "the train"]
     assert marked("*iver*") == ["iver"]
+
+
+# --- facets -----------------------------------------------------------------------------
+
+
+def test_facets_count_the_whole_query_and_each_narrows_it(archive: dict[str, Message]) -> None:
+    page = message_search(query="the", facets=True, limit=1)
+    assert page.facets is not None
+    chat = {v.label: (v.count, v.operator) for v in page.facets.chat}
+    assert chat == {"Chat chat-1": (5, 'in:"Chat chat-1"'), "Chat chat-2": (1, 'in:"Chat chat-2"')}
+    sender = {v.label: v.count for v in page.facets.sender}
+    assert sender == {"Alice": 3, "Bob": 2, "Owner Person": 1}
+    assert [(v.label, v.count, v.operator) for v in page.facets.source] == [
+        ("testnet", 6, "source:testnet")
+    ]
+    assert [(v.label, v.operator) for v in page.facets.year] == [("2024", "on:2024")]
+    assert not page.facets.sampled
+    for value in page.facets.chat + page.facets.sender:
+        narrowed = message_search(query=f"the {value.operator}", limit=100)
+        assert len(narrowed.hits) == value.count
+
+
+def test_the_page_and_api_show_facets(owner_client: Any, archive: dict[str, Message]) -> None:
+    html = owner_client.get("/search/", {"q": "train"}).content.decode()
+    assert 'aria-label="Narrow the search"' in html
+    assert "q=train%20from%3AAlice" in html
+    body = owner_client.get("/api/search/messages", {"q": "train", "facets": "true"}).json()
+    assert {v["label"] for v in body["facets"]["sender"]} == {"Alice", "Bob"}
+    assert owner_client.get("/api/search/messages", {"q": "train"}).json()["facets"] is None

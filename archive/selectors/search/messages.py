@@ -12,6 +12,7 @@ from django.db import connection
 
 from archive.models import Message
 from archive.selectors.search.compiler import compile_query
+from archive.selectors.search.facets import Facets, message_facets
 from archive.selectors.search.parser import parse, to_json
 from archive.services.search_index import stems_drain_before_search
 from wirecat.errors import Invalid
@@ -41,6 +42,7 @@ class SearchPage:
     sort: str
     hits: list[Hit] = field(default_factory=list)
     next_cursor: str | None = None
+    facets: Facets | None = None
 
 
 def _cursor_offset(cursor: str | None) -> int:
@@ -61,10 +63,16 @@ def _cursor(offset: int) -> str:
 
 
 def message_search(
-    *, query: str, sort: str = "relevance", cursor: str | None = None, limit: int = 20
+    *,
+    query: str,
+    sort: str = "relevance",
+    cursor: str | None = None,
+    limit: int = 20,
+    facets: bool = False,
 ) -> SearchPage:
-    """One page of the messages matching `query`. Raises Invalid (QuerySyntaxError for
-    the query itself, with its position) and nothing else for any input."""
+    """One page of the messages matching `query` (with facet counts when asked). Raises
+    Invalid (QuerySyntaxError for the query itself, with its position) and nothing else
+    for any input."""
     if sort not in SORTS:
         raise Invalid(f"sort: one of {', '.join(SORTS)}")
     if not 1 <= limit <= MAX_LIMIT:
@@ -123,6 +131,8 @@ def message_search(
         )
     if more:
         page.next_cursor = _cursor(offset + limit)
+    if facets:
+        page.facets = message_facets(compiled)
     return page
 
 
