@@ -85,4 +85,5 @@ def search_messages(
         )
         if page.facets
         else None,
+        suggestion=page.suggestion,
     )

@@ -9,7 +9,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 
 from archive.services.imports import import_run as import_run_service
-from archive.services.search_index import stems_drain
+from archive.services.search_index import stems_drain, vocabulary_refresh
 from archive.services.store import heartbeat_record
 from archive.services.store import store_optimize as store_optimize_service
 from wirecat.errors import Conflict, NotFound
@@ -36,10 +36,13 @@ STEMS_DRAIN_BUDGET_SECONDS = 50.0
 
 @shared_task(name="archive.jobs.search_stems_drain", ignore_result=True)
 def search_stems_drain() -> str:
-    """Every minute: index the stems of messages queued since (imports, edits, purges)."""
+    """Every minute: index the stems of messages queued since (imports, edits, purges), and
+    rebuild the typo vocabulary once the archive has grown by 5 %."""
     result = stems_drain(budget_seconds=STEMS_DRAIN_BUDGET_SECONDS)
     rebuilt = ", rebuilding for a new analyzer" if result.rebuilt else ""
-    return f"stems: {result.indexed} indexed, {result.left} queued{rebuilt}"
+    terms = vocabulary_refresh()
+    vocabulary = f"; typo vocabulary rebuilt: {terms} terms" if terms is not None else ""
+    return f"stems: {result.indexed} indexed, {result.left} queued{rebuilt}{vocabulary}"
 
 
 @worker_ready.connect

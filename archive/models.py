@@ -384,6 +384,8 @@ class SearchConfig(models.Model):
         "(e.g. english,spanish). Cyrillic words are always stemmed as Russian.",
     )
     stems_analyzer = models.CharField(max_length=300, blank=True, editable=False)
+    # The highest message id when the typo vocabulary was last rebuilt.
+    vocabulary_through = models.IntegerField(default=0, editable=False)
 
     class Meta:
         verbose_name = "search settings"

@@ -68,3 +68,4 @@ class SearchOut(Schema):
     hits: list[SearchHitOut]
     next_cursor: str | None
     facets: FacetsOut | None
+    suggestion: str | None  # "did you mean": the query with known words, when it found little

@@ -128,3 +128,28 @@ def stems_drain_before_search() -> Analyzer:
     except OperationalError as exc:  # the write lock is taken (an import): search as it is
         log.info("stems drain skipped before a search: %s", exc)
     return analyzer
+
+
+# The vocabulary is rebuilt when the archive has grown by this share since the last build.
+VOCABULARY_GROWTH = 0.05
+
+
+def vocabulary_refresh(*, force: bool = False) -> int | None:
+    """Rebuild the typo vocabulary from the words index when the archive has grown by 5 %
+    since (or when forced); returns the number of terms, or None when it was current."""
+    config, _ = SearchConfig.objects.get_or_create(pk=1)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(max(id), 0) FROM archive_message")
+        through = int(cursor.fetchone()[0])
+    if not force and through <= config.vocabulary_through * (1 + VOCABULARY_GROWTH):
+        return None
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM search_terms")
+        cursor.execute(
+            "INSERT INTO search_terms (term, docs) SELECT term, doc FROM message_fts_vocab"
+            " WHERE length(term) BETWEEN 3 AND 40"
+        )
+        cursor.execute("SELECT count(*) FROM search_terms")
+        terms = int(cursor.fetchone()[0])
+        SearchConfig.objects.filter(pk=config.pk).update(vocabulary_through=through)
+    return terms

@@ -18,7 +18,8 @@ from archive.models import Identity, Message, Person
 from archive.selectors.search.compiler import compile_query, fts_string, like_pattern
 from archive.selectors.search.messages import message_search, snippet
 from archive.selectors.search.parser import QuerySyntaxError, parse, to_json
-from archive.services.search_index import stems_drain
+from archive.selectors.search.suggest import edit_distance
+from archive.services.search_index import stems_drain, vocabulary_refresh
 from archive.sink import batch_record
 from tests.factories import T0, batch, message
 from wirecat.errors import Invalid
@@ -534,3 +535,33 @@ def test_the_page_and_api_show_facets(owner_client: Any, archive: dict[str, Mess
     body = owner_client.get("/api/search/messages", {"q": "train", "facets": "true"}).json()
     assert {v["label"] for v in body["facets"]["sender"]} == {"Alice", "Bob"}
     assert owner_client.get("/api/search/messages", {"q": "train"}).json()["facets"] is None
+
+
+# --- did you mean -------------------------------------------------------------------------
+
+
+def test_a_query_that_finds_little_offers_the_closest_known_words(
+    owner_client: Any, archive: dict[str, Message]
+) -> None:
+    assert vocabulary_refresh(force=True)
+    assert vocabulary_refresh() is None  # current: nothing to rebuild
+    page = message_search(query="trian strpped")
+    assert page.hits == []
+    assert page.suggestion == "train stopped"
+    assert [h.message.external_id for h in message_search(query=page.suggestion).hits] == ["1"]
+    # A known word is left alone; a query that finds enough gets no suggestion.
+    assert message_search(query="river invioce").suggestion == "river invoice"
+    assert message_search(query="train").suggestion is None
+    assert message_search(query="zzzzqqqq").suggestion is None  # nothing close is known
+    assert message_search(query='"trian" -trian from:trian').suggestion is None
+    html = owner_client.get("/search/", {"q": "trian"}).content.decode()
+    assert 'Did you mean\n      <a href="?q=train&amp;sort=relevance">train</a>?' in html
+    body = owner_client.get("/api/search/messages", {"q": "trian"}).json()
+    assert body["suggestion"] == "train"
+
+
+def test_edit_distance_stops_early() -> None:
+    assert edit_distance("kitten", "sitting", 3) == 3
+    assert edit_distance("kitten", "sitting", 1) == 2  # over the limit: limit + 1
+    assert edit_distance("a", "abcdef", 2) == 3
+    assert edit_distance("trian", "train", 1) == 1  # a swap is one edit

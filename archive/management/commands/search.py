@@ -60,6 +60,8 @@ class Command(BaseCommand):
                 f"    {' '.join(marked.split())}"
             )
         if not options["json"]:
+            if page.suggestion:
+                self.stdout.write(f"Did you mean: {page.suggestion}")
             if not page.hits:
                 self.stdout.write("No messages match." if page.parsed else "Give a query.")
             elif page.next_cursor:

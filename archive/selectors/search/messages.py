@@ -14,12 +14,14 @@ from archive.models import Message
 from archive.selectors.search.compiler import compile_query
 from archive.selectors.search.facets import Facets, message_facets
 from archive.selectors.search.parser import parse, to_json
+from archive.selectors.search.suggest import did_you_mean
 from archive.services.search_index import stems_drain_before_search
 from wirecat.errors import Invalid
 
 SORTS = ("relevance", "newest", "oldest")
 MAX_LIMIT = 100
 SNIPPET_CHARS = 160
+SUGGEST_BELOW = 3  # "did you mean" when a query finds fewer hits than this
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class SearchPage:
     hits: list[Hit] = field(default_factory=list)
     next_cursor: str | None = None
     facets: Facets | None = None
+    suggestion: str | None = None  # "did you mean": the query with known words instead
 
 
 def _cursor_offset(cursor: str | None) -> int:
@@ -133,6 +136,8 @@ def message_search(
         page.next_cursor = _cursor(offset + limit)
     if facets:
         page.facets = message_facets(compiled)
+    if offset == 0 and len(page.hits) < SUGGEST_BELOW:
+        page.suggestion = did_you_mean(query, tree)
     return page
 
 
