@@ -10,6 +10,7 @@ from archive.models import (
     Message,
     MessageRevision,
     Person,
+    SavedSearch,
     SearchConfig,
     WorkerHeartbeat,
 )
@@ -96,3 +97,11 @@ class SearchConfigAdmin(admin.ModelAdmin[SearchConfig]):
 
     def has_delete_permission(self, request: HttpRequest, obj: SearchConfig | None = None) -> bool:
         return False
+
+
+@admin.register(SavedSearch)
+class SavedSearchAdmin(admin.ModelAdmin[SavedSearch]):
+    list_display = ("__str__", "sort", "run_count", "last_run_at")
+    list_filter = ("sort",)
+    search_fields = ("name", "query")
+    readonly_fields = ("run_count", "first_run_at", "last_run_at")

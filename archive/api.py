@@ -14,6 +14,7 @@ from archive.schemas import (
 from archive.selectors.archive import store_counts, worker_status
 from archive.selectors.search.facets import FacetValue
 from archive.selectors.search.messages import message_search
+from archive.services.searches import search_record
 
 router = Router(tags=["archive"])
 
@@ -51,6 +52,8 @@ def search_messages(
     that narrows the query to it. A syntax error answers 422 with the problem and its
     `position`."""
     page = message_search(query=q, sort=sort, cursor=cursor, limit=limit, facets=facets)
+    if cursor is None:
+        search_record(query=q, sort=sort)
 
     def values(found: list[FacetValue]) -> list[FacetValueOut]:
         return [FacetValueOut(label=v.label, count=v.count, operator=v.operator) for v in found]

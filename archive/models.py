@@ -401,3 +401,33 @@ class SearchConfig(models.Model):
             latin_choices(self.latin_stemmers)
         except ValueError as exc:
             raise ValidationError({"latin_stemmers": str(exc)}) from exc
+
+
+class SavedSearch(models.Model):
+    """A search's parameters, never its results. Unnamed rows are the recorded history
+    (identical runs counted on one row, the newest 1,000 kept); a named row is a saved
+    search, parsed again on every run."""
+
+    name = models.CharField(max_length=100, blank=True, db_index=True)
+    query = models.TextField()
+    sort = models.CharField(max_length=16, default="relevance")
+    run_count = models.PositiveIntegerField(default=0)
+    first_run_at = models.DateTimeField(auto_now_add=True)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-last_run_at",)
+        indexes = [models.Index(fields=["name", "-last_run_at"], name="saved_search_recent_idx")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["name"], condition=~models.Q(name=""), name="saved_search_unique_name"
+            ),
+            models.UniqueConstraint(
+                fields=["query", "sort"],
+                condition=models.Q(name=""),
+                name="recorded_search_unique_run",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name or self.query

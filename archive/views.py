@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
 from django.contrib import messages as flash
 from django.contrib.auth import login
@@ -33,10 +34,11 @@ from archive.selectors.archive import (
 )
 from archive.selectors.imports import import_chats, import_get, import_list, import_progress
 from archive.selectors.search.messages import SORTS as SEARCH_SORTS
-from archive.selectors.search.messages import message_search
+from archive.selectors.search.messages import message_search, recent_searches, saved_searches
 from archive.selectors.search.parser import QuerySyntaxError
 from archive.services.imports import import_job_cancel, import_job_create, import_job_resume
 from archive.services.owner import login_code_check, owner_set_password
+from archive.services.searches import search_delete, search_record, search_save
 from archive.services.uploads import safe_file_name, upload_store
 from wirecat.errors import Conflict, Invalid, NotFound, WireCatError
 
@@ -108,16 +110,47 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     if sort not in SEARCH_SORTS:
         sort = "relevance"
     context: dict[str, object] = {"query": query, "sort": sort, "sorts": SEARCH_SORTS}
+    cursor = request.GET.get("cursor") or None
     try:
-        context["page"] = message_search(
-            query=query, sort=sort, cursor=request.GET.get("cursor") or None, facets=True
-        )
+        context["page"] = message_search(query=query, sort=sort, cursor=cursor, facets=True)
     except QuerySyntaxError as exc:
         context["syntax_error"] = exc
     except Invalid as exc:
         context["problem"] = exc
-    template = "archive/search.html" + ("#results" if request.htmx else "")
-    return render(request, template, context)
+    else:
+        # Every search the owner runs is recorded (its parameters); the requests made
+        # while typing are not runs, and neither are further pages.
+        typing = request.htmx and request.htmx.trigger == "q"
+        if not typing and cursor is None:
+            search_record(query=query, sort=sort)
+    if request.htmx:
+        return render(request, "archive/search.html#results", context)
+    context["saved"] = saved_searches()
+    context["recent"] = recent_searches()
+    return render(request, "archive/search.html", context)
+
+
+@require_POST
+def search_save_view(request: HttpRequest) -> HttpResponse:
+    query = request.POST.get("q", "")
+    sort = request.POST.get("sort", "relevance")
+    try:
+        saved = search_save(name=request.POST.get("name", ""), query=query, sort=sort)
+    except Invalid as exc:
+        flash.error(request, str(exc))
+    else:
+        flash.success(request, f"Saved as “{saved.name}”.")
+    return redirect(f"{reverse('archive:search')}?{urlencode({'q': query, 'sort': sort})}")
+
+
+@require_POST
+def search_delete_view(request: HttpRequest, saved_id: int) -> HttpResponse:
+    try:
+        search_delete(saved_id=saved_id)
+    except NotFound as exc:
+        return error_page(request, exc)
+    flash.success(request, "Saved search deleted.")
+    return redirect("archive:search")
 
 
 @require_GET

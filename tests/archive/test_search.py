@@ -429,7 +429,7 @@ def test_search_page_query_count_is_bounded(
     owner_client.get("/search/", {"q": "train"})  # warm the session
     # session and user, the stems queue check, the search, its hits, the facets and theirs
     with django_assert_max_num_queries(10):
-        owner_client.get("/search/", {"q": "the"}, HTTP_HX_REQUEST="true")
+        owner_client.get("/search/", {"q": "the"}, HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER="q")
 
 
 # --- the API and the shell --------------------------------------------------------------

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.selectors.search.messages import MAX_LIMIT, SORTS, message_search
 from archive.selectors.search.parser import QuerySyntaxError
+from archive.services.searches import search_record
 from wirecat.errors import Invalid
 
 
@@ -32,6 +33,8 @@ class Command(BaseCommand):
             raise CommandError(f"{exc.problem}\n  {query}\n  {' ' * exc.position}^") from exc
         except Invalid as exc:
             raise CommandError(str(exc)) from exc
+        if not options["cursor"]:
+            search_record(query=query, sort=options["sort"])
         for hit in page.hits:
             message = hit.message
             if options["json"]:

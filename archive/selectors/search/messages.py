@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db import connection
 
-from archive.models import Message
+from archive.models import Message, SavedSearch
 from archive.selectors.search.compiler import compile_query
 from archive.selectors.search.facets import Facets, message_facets
 from archive.selectors.search.parser import parse, to_json
@@ -169,3 +169,13 @@ def snippet(text: str, patterns: list[str], width: int = SNIPPET_CHARS) -> tuple
     if start + width < len(text):
         segments.append(Segment("…", False))
     return tuple(segments)
+
+
+def saved_searches() -> list[SavedSearch]:
+    """The owner's named searches, by name."""
+    return list(SavedSearch.objects.exclude(name="").order_by("name"))
+
+
+def recent_searches(limit: int = 8) -> list[SavedSearch]:
+    """The most recently run searches of the recorded history."""
+    return list(SavedSearch.objects.filter(name="").order_by("-last_run_at", "-pk")[:limit])
