@@ -89,16 +89,18 @@ def message_search(
     analyzer = stems_drain_before_search()
     compiled = compile_query(tree, analyzer=analyzer)
     params: list[str | int] = []
-    sql = ["SELECT m.id"]
+    sql: list[str] = []
     rank_match = compiled.rank_match if sort == "relevance" else None
     ranked = rank_match is not None
     if rank_match is not None:
-        sql.append(", rank.score FROM archive_message AS m LEFT JOIN (SELECT rowid,")
-        sql.append(" bm25(message_fts) AS score FROM message_fts WHERE message_fts MATCH %s)")
-        sql.append(" AS rank ON rank.rowid = m.id")
+        # Scored once, as a table: joined as a plain subquery, SQLite would run the
+        # MATCH again for every candidate row.
+        sql.append("WITH rank AS MATERIALIZED (SELECT rowid, bm25(message_fts) AS score")
+        sql.append(" FROM message_fts WHERE message_fts MATCH %s) SELECT m.id, rank.score")
+        sql.append(" FROM archive_message AS m LEFT JOIN rank ON rank.rowid = m.id")
         params.append(rank_match)
     else:
-        sql.append(", NULL FROM archive_message AS m")
+        sql.append("SELECT m.id, NULL FROM archive_message AS m")
     sql.append(f" WHERE {compiled.where}")
     params.extend(compiled.params)
     if not compiled.include_deleted:
