@@ -11,7 +11,7 @@ from typing import Any
 from django.db import connection
 
 from archive.models import Message, SavedSearch
-from archive.selectors.search.compiler import compile_query
+from archive.selectors.search.compiler import Compiled, compile_query
 from archive.selectors.search.facets import Facets, message_facets
 from archive.selectors.search.parser import parse, to_json
 from archive.selectors.search.suggest import did_you_mean
@@ -88,35 +88,9 @@ def message_search(
     # Every search first catches the stems index up (for at most ~200 ms).
     analyzer = stems_drain_before_search()
     compiled = compile_query(tree, analyzer=analyzer)
-    params: list[str | int] = []
-    sql: list[str] = []
-    rank_match = compiled.rank_match if sort == "relevance" else None
-    ranked = rank_match is not None
-    if rank_match is not None:
-        # Scored once, as a table: joined as a plain subquery, SQLite would run the
-        # MATCH again for every candidate row.
-        sql.append("WITH rank AS MATERIALIZED (SELECT rowid, bm25(message_fts) AS score")
-        sql.append(" FROM message_fts WHERE message_fts MATCH %s) SELECT m.id, rank.score")
-        sql.append(" FROM archive_message AS m LEFT JOIN rank ON rank.rowid = m.id")
-        params.append(rank_match)
-    else:
-        sql.append("SELECT m.id, NULL FROM archive_message AS m")
-    sql.append(f" WHERE {compiled.where}")
-    params.extend(compiled.params)
-    if not compiled.include_deleted:
-        sql.append(" AND m.deleted_at IS NULL")
-    if ranked:
-        # Exact forms first (bm25 of the words index, lower is better), then what matched
-        # by stem only; newer first among equals.
-        sql.append(" ORDER BY rank.score IS NULL, rank.score, m.sent_at DESC, m.id DESC")
-    elif sort == "oldest":
-        sql.append(" ORDER BY m.sent_at, m.id")
-    else:
-        sql.append(" ORDER BY m.sent_at DESC, m.id DESC")
-    sql.append(" LIMIT %s OFFSET %s")
-    params.extend([limit + 1, offset])
+    sql, params = search_sql(compiled, sort=sort, limit=limit, offset=offset)
     with connection.cursor() as db:
-        db.execute("".join(sql), params)
+        db.execute(sql, params)
         rows = db.fetchall()
     more = len(rows) > limit
     rows = rows[:limit]
@@ -181,3 +155,37 @@ def saved_searches() -> list[SavedSearch]:
 def recent_searches(limit: int = 8) -> list[SavedSearch]:
     """The most recently run searches of the recorded history."""
     return list(SavedSearch.objects.filter(name="").order_by("-last_run_at", "-pk")[:limit])
+
+
+def search_sql(
+    compiled: Compiled, *, sort: str, limit: int, offset: int
+) -> tuple[str, list[str | int]]:
+    """The hits' SQL: ids (and scores) of one page, in order."""
+    params: list[str | int] = []
+    sql: list[str] = []
+    rank_match = compiled.rank_match if sort == "relevance" else None
+    ranked = rank_match is not None
+    if rank_match is not None:
+        # Scored once, as a table: joined as a plain subquery, SQLite would run the
+        # MATCH again for every candidate row.
+        sql.append("WITH rank AS MATERIALIZED (SELECT rowid, bm25(message_fts) AS score")
+        sql.append(" FROM message_fts WHERE message_fts MATCH %s) SELECT m.id, rank.score")
+        sql.append(" FROM archive_message AS m LEFT JOIN rank ON rank.rowid = m.id")
+        params.append(rank_match)
+    else:
+        sql.append("SELECT m.id, NULL FROM archive_message AS m")
+    sql.append(f" WHERE {compiled.where}")
+    params.extend(compiled.params)
+    if not compiled.include_deleted:
+        sql.append(" AND m.deleted_at IS NULL")
+    if ranked:
+        # Exact forms first (bm25 of the words index, lower is better), then what matched
+        # by stem only; newer first among equals.
+        sql.append(" ORDER BY rank.score IS NULL, rank.score, m.sent_at DESC, m.id DESC")
+    elif sort == "oldest":
+        sql.append(" ORDER BY m.sent_at, m.id")
+    else:
+        sql.append(" ORDER BY m.sent_at DESC, m.id DESC")
+    sql.append(" LIMIT %s OFFSET %s")
+    params.extend([limit + 1, offset])
+    return "".join(sql), params
