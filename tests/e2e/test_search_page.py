@@ -40,6 +40,15 @@ def test_typing_a_query_shows_highlighted_hits_and_a_hit_opens_the_chat(
     assert "q=ferr" in page.url
     assert "<b>tickets</b>" in page.locator("#results").inner_text()  # shown as text
     page.screenshot(path=str(artifacts_dir / "search-results.png"), full_page=True)
+    # Keyboard only: down into the hits, between them, back up to the box.
+    box.press("ArrowDown")
+    assert page.evaluate("document.activeElement.className") == "hit-link"
+    first = page.evaluate("document.activeElement.href")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.href") != first
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate("document.activeElement.id") == "q"
     box.fill("ferry (island")
     page.get_by_role("alert").wait_for()
     assert "never closed" in page.get_by_role("alert").inner_text()
