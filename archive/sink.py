@@ -10,11 +10,10 @@ the models refuse it, and a test scans the code for it.
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from django.db import connection, transaction
 from django.db.models import Max, Q
@@ -43,6 +42,7 @@ from archive.models import (
     MessageRevision,
     sink_writes,
 )
+from wirecat.db.values import db_time, without_surrogates
 from wirecat.errors import Invalid
 
 
@@ -455,21 +455,13 @@ _CHUNK = 5_000
 FTS_TABLES = ("message_fts", "message_trigram")
 
 
-# A lone UTF-16 surrogate (half an emoji cut by a broken export) cannot be stored as text.
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _json_rows(rows: Sequence[tuple[object, ...]]) -> str:
     """Rows as one JSON array for json_each, every lone surrogate replaced by U+FFFD."""
-    payload = json.dumps(rows, ensure_ascii=False)
-    return _SURROGATE.sub("\ufffd", payload)
+    return without_surrogates(json.dumps(rows, ensure_ascii=False))
 
 
 def _db_time(value: datetime | None) -> str | None:
-    """The text Django's SQLite backend stores for an aware datetime (naive UTC)."""
-    if value is None:
-        return None
-    return str(value.astimezone(UTC).replace(tzinfo=None))
+    return None if value is None else db_time(value)
 
 
 def _chunks(values: list[str]) -> Iterator[list[str]]:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 from archive.selectors.search.analyzer import Analyzer
 from archive.selectors.search.parser import Filter, Group, Node, Term
+from wirecat.db.values import db_time
 
 _AGE = re.compile(r"^(\d+)([dwmy])$")
 
@@ -156,12 +157,12 @@ class _Compiler:
         if node.name in ("before", "after", "on"):
             start, end = self.day_range(value)
             if node.name == "before":
-                self.params.append(_db_time(start))
+                self.params.append(db_time(start))
                 return "(m.sent_at < %s)"
             if node.name == "after":
-                self.params.append(_db_time(start))
+                self.params.append(db_time(start))
                 return "(m.sent_at >= %s)"
-            self.params.extend([_db_time(start), _db_time(end)])
+            self.params.extend([db_time(start), db_time(end)])
             return "(m.sent_at >= %s AND m.sent_at < %s)"
         if node.name == "has":
             return _HAS[value]
@@ -221,11 +222,6 @@ def _minus(now: datetime, count: int, unit: str) -> datetime:
         return now - timedelta(days=days)
     except OverflowError:
         return datetime(1, 1, 1, tzinfo=UTC)
-
-
-def _db_time(value: datetime) -> str:
-    """How Django's SQLite backend stores an aware datetime: naive UTC text."""
-    return str(value.astimezone(UTC).replace(tzinfo=None))
 
 
 _ATTACHMENT = "EXISTS (SELECT 1 FROM archive_attachment AS f WHERE f.message_id = m.id{})"

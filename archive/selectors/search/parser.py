@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from wirecat.db.values import without_surrogates
 from wirecat.errors import Invalid
 
 MAX_QUERY_CHARS = 2_000
@@ -46,8 +47,6 @@ DATE_VALUE = re.compile(r"^(?:\d{4}(?:-\d{2}(?:-\d{2})?)?|today|yesterday|\d{1,4
 # A word the words index holds as one token: letters, digits, marks, underscore.
 WORD = re.compile(r"^\w+$")
 _SPACE = re.compile(r"[\s\x00-\x1f\x7f]")
-# Half an emoji (a lone UTF-16 surrogate) cannot be sent to SQLite; the store keeps U+FFFD.
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -321,5 +320,5 @@ def parse(query: str) -> Node | None:
             f"the query is longer than {MAX_QUERY_CHARS} characters", MAX_QUERY_CHARS
         )
     # Control characters (NUL ends a string for SQLite) are spaces, inside quotes too.
-    query = _CONTROL.sub(" ", _SURROGATE.sub("\ufffd", query))
+    query = _CONTROL.sub(" ", without_surrogates(query))
     return _Parser(_tokens(query), len(query)).parse()

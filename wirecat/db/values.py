@@ -1,0 +1,19 @@
+"""Python values as the store holds them, for code that writes SQL by hand."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+# A lone UTF-16 surrogate (half an emoji cut by a broken export, or typed into a query)
+# cannot be encoded for SQLite; the store keeps U+FFFD in its place.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(text: str) -> str:
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def db_time(value: datetime) -> str:
+    """The text Django's SQLite backend stores for an aware datetime: naive UTC."""
+    return str(value.astimezone(UTC).replace(tzinfo=None))
