@@ -13,6 +13,7 @@ import calendar
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TypeGuard
 
 from archive.selectors.search.analyzer import Analyzer
 from archive.selectors.search.parser import Filter, Group, Node, Term
@@ -41,6 +42,25 @@ class Compiled:
     # Regular expressions (case-insensitive) marking the positive terms in snippets.
     highlights: list[str] = field(default_factory=list)
     include_deleted: bool = False
+    # How a relevance search may draw its candidates index-first, newest window by window
+    # (None: the query's shape needs the whole WHERE at once).
+    plan: Plan | None = None
+
+
+@dataclass
+class Plan:
+    """A query split for a windowed search: index MATCHes whose union holds every match
+    (candidates come from them newest rowid first), the filters an index can narrow the
+    scan with, and what else a candidate must satisfy (SQL over `m`)."""
+
+    words: str | None = None  # words-index MATCH, scored by bm25
+    stems: str | None = None  # stems-index MATCH: the candidates matched by stem
+    stems_also: str | None = None  # words-index MATCH stem candidates must also satisfy
+    trigram: str | None = None  # trigram MATCH (unscored), when the query has no words
+    scope: str = ""  # index-driven filters over m ("" when none)
+    scope_params: list[str] = field(default_factory=list)
+    rest: str = "1"  # everything else, over m
+    rest_params: list[str] = field(default_factory=list)
 
 
 def compile_query(
@@ -58,6 +78,7 @@ def compile_query(
         rank_match=_rank_match(node),
         highlights=compiler.highlights,
         include_deleted=_asks_for_deleted(node),
+        plan=_plan(node, compiler.now, analyzer),
     )
 
 
@@ -87,6 +108,94 @@ def _rank_match(node: Node) -> str | None:
         if all(parts):
             return " OR ".join(part for part in parts if part)
     return None
+
+
+_WORD_KINDS = ("word", "phrase", "prefix")
+# Filters an index answers (sender, chat, account, time): a narrow one can bound the scan.
+_SCOPE_FILTERS = ("from", "chat", "source", "before", "after", "on")
+
+
+def _stem_alternatives(term: Term, analyzer: Analyzer | None) -> str | None:
+    """`"stem1" OR "stem2"` for a plain word the analyzer stems, else None."""
+    if term.kind != "word" or term.exact or analyzer is None:
+        return None
+    stems = analyzer.word_stems(term.text)
+    return " OR ".join(fts_string(stem) for stem in stems) if stems else None
+
+
+def _is_gram(node: Node) -> TypeGuard[Term]:
+    return (
+        isinstance(node, Term)
+        and not node.negated
+        and node.kind in ("infix", "substring")
+        and len(node.text) >= 3
+    )
+
+
+def _plan(node: Node, now: datetime, analyzer: Analyzer | None) -> Plan | None:
+    """The windowed form of `node`, when its shape has one: a positive AND whose parts
+    include words (or, lacking words, trigram terms), or a positive OR of words only.
+
+    Why the union is complete: a stemmed message holds the stem of every word it holds, so
+    for words the stems index alone finds every match; the words index adds exact hits
+    (and ranks them) and covers messages the stems queue has not reached yet."""
+    if node.negated:
+        return None
+    if isinstance(node, Group) and node.op == "or":
+        items = node.items
+        if all(
+            isinstance(item, Term) and not item.negated and item.kind in _WORD_KINDS
+            for item in items
+        ):
+            terms = [item for item in items if isinstance(item, Term)]
+            stems = [_stem_alternatives(term, analyzer) for term in terms]
+            return Plan(
+                words=" OR ".join(str(_word_match(term)) for term in terms),
+                stems=" OR ".join(f"({alt})" for alt in stems if alt) or None,
+            )
+        if all(_is_gram(item) for item in items):
+            return Plan(
+                trigram=" OR ".join(fts_string(item.text) for item in items if _is_gram(item))
+            )
+        return None
+    items = node.items if isinstance(node, Group) else (node,)
+    words = [
+        item
+        for item in items
+        if isinstance(item, Term) and not item.negated and item.kind in _WORD_KINDS
+    ]
+    grams = [item for item in items if _is_gram(item)] if not words else []
+    if not words and not grams:
+        return None
+    scope = [
+        item
+        for item in items
+        if isinstance(item, Filter)
+        and not item.negated
+        and item.name in _SCOPE_FILTERS
+        and not (item.name == "from" and item.value.lower() in ("me", "myself"))
+    ]
+    rest = [item for item in items if item not in words and item not in grams and item not in scope]
+    plan = Plan()
+    if words:
+        plan.words = " AND ".join(str(_word_match(term)) for term in words)
+        alternatives = {term: _stem_alternatives(term, analyzer) for term in words}
+        stemmed = [f"({alt})" for alt in alternatives.values() if alt]
+        if stemmed:
+            plan.stems = " AND ".join(stemmed)
+            unstemmed = [str(_word_match(term)) for term, alt in alternatives.items() if not alt]
+            plan.stems_also = " AND ".join(unstemmed) or None
+    else:
+        plan.trigram = " AND ".join(fts_string(term.text) for term in grams)
+    if scope:
+        compiler = _Compiler(now, analyzer)
+        plan.scope = " AND ".join(compiler.node(item) for item in scope)
+        plan.scope_params = compiler.params
+    if rest:
+        compiler = _Compiler(now, analyzer)
+        plan.rest = " AND ".join(compiler.node(item) for item in rest)
+        plan.rest_params = compiler.params
+    return plan
 
 
 class _Compiler:

@@ -11,6 +11,8 @@ from archive.models import Account, Chat, Identity
 from archive.selectors.search.compiler import Compiled
 
 FACET_SAMPLE = 10_000  # matches counted at most (a common word matches most of an archive)
+# ... when the search is windowed: the newest this many candidates of each index
+FACET_WINDOW = 4_000
 TOP = 8
 
 
@@ -27,7 +29,8 @@ class Facets:
     sender: list[FacetValue] = field(default_factory=list)
     source: list[FacetValue] = field(default_factory=list)
     year: list[FacetValue] = field(default_factory=list)
-    sampled: bool = False  # True when the counts cover only the first FACET_SAMPLE matches
+    sampled: bool = False  # True when the counts cover only the first `size` matches
+    size: int = FACET_SAMPLE
 
     def groups(self) -> list[tuple[str, list[FacetValue]]]:
         return [
@@ -47,15 +50,23 @@ def _operator(name: str, value: str) -> str | None:
     return f"{name}:{value}"
 
 
-def message_facets(compiled: Compiled) -> Facets:
-    """Counts over the messages `compiled` matches (tombstones as the search treats them)."""
-    deleted = "" if compiled.include_deleted else " AND m.deleted_at IS NULL"
-    sample = (
-        "SELECT m.chat_id, m.sender_id, m.account_id, substr(m.sent_at, 1, 4) AS year"
-        f" FROM archive_message AS m WHERE {compiled.where}{deleted} LIMIT {FACET_SAMPLE + 1}"
-    )
+def message_facets(
+    compiled: Compiled, sample: tuple[str, list[str | int]] | None = None, size: int = FACET_SAMPLE
+) -> Facets:
+    """Counts over the messages `compiled` matches (tombstones as the search treats them):
+    the first `size` of them, or those of `sample`, SQL of (chat_id, sender_id, account_id,
+    year) rows of at most `size` + 1 matches."""
+    if sample is None:
+        deleted = "" if compiled.include_deleted else " AND m.deleted_at IS NULL"
+        sample = (
+            "SELECT m.chat_id, m.sender_id, m.account_id, substr(m.sent_at, 1, 4) AS year"
+            f" FROM archive_message AS m WHERE {compiled.where}{deleted}"
+            f" LIMIT {size + 1}",
+            list(compiled.params),
+        )
+    sample_sql, sample_params = sample
     sql = (
-        f"WITH hits AS ({sample}) "
+        f"WITH hits AS ({sample_sql}) "
         "SELECT 'chat', chat_id, count(*) FROM hits GROUP BY chat_id "
         "UNION ALL SELECT 'sender', sender_id, count(*) FROM hits"
         " WHERE sender_id IS NOT NULL GROUP BY sender_id "
@@ -64,7 +75,7 @@ def message_facets(compiled: Compiled) -> Facets:
         "UNION ALL SELECT 'total', NULL, count(*) FROM hits"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, compiled.params)
+        cursor.execute(sql, sample_params)
         rows = cursor.fetchall()
     counts: dict[str, dict[object, int]] = {}
     total = 0
@@ -73,7 +84,7 @@ def message_facets(compiled: Compiled) -> Facets:
             total = count
         else:
             counts.setdefault(kind, {})[key] = count
-    facets = Facets(sampled=total > FACET_SAMPLE)
+    facets = Facets(sampled=total > size, size=size)
 
     def top(kind: str) -> list[tuple[object, int]]:
         found = sorted(counts.get(kind, {}).items(), key=lambda pair: (-pair[1], str(pair[0])))

@@ -11,8 +11,9 @@ from typing import Any
 from django.db import connection
 
 from archive.models import Message, SavedSearch
+from archive.selectors.search import windows
 from archive.selectors.search.compiler import Compiled, compile_query
-from archive.selectors.search.facets import Facets, message_facets
+from archive.selectors.search.facets import FACET_WINDOW, Facets, message_facets
 from archive.selectors.search.parser import parse, to_json
 from archive.selectors.search.suggest import did_you_mean
 from archive.services.search_index import stems_drain_before_search
@@ -80,7 +81,6 @@ def message_search(
         raise Invalid(f"sort: one of {', '.join(SORTS)}")
     if not 1 <= limit <= MAX_LIMIT:
         raise Invalid(f"limit: between 1 and {MAX_LIMIT}")
-    offset = _cursor_offset(cursor)
     tree = parse(query)
     page = SearchPage(query=query, parsed=to_json(tree), sort=sort)
     if tree is None:
@@ -88,12 +88,23 @@ def message_search(
     # Every search first catches the stems index up (for at most ~200 ms).
     analyzer = stems_drain_before_search()
     compiled = compile_query(tree, analyzer=analyzer)
-    sql, params = search_sql(compiled, sort=sort, limit=limit, offset=offset)
-    with connection.cursor() as db:
-        db.execute(sql, params)
-        rows = db.fetchall()
-    more = len(rows) > limit
-    rows = rows[:limit]
+    plan = compiled.plan if sort == "relevance" else None
+    if plan is not None:
+        # Relevance over index candidates, a window of the newest at a time (windows.py).
+        start = windows.position(cursor)
+        rows, following = windows.ranked_page(compiled, plan, limit=limit, start=start)
+        page.next_cursor = following.token() if following else None
+        first_page = start.first
+    else:
+        offset = _cursor_offset(cursor)
+        sql, params = search_sql(compiled, sort=sort, limit=limit, offset=offset)
+        with connection.cursor() as db:
+            db.execute(sql, params)
+            rows = db.fetchall()
+        if len(rows) > limit:
+            page.next_cursor = _cursor(offset + limit)
+        rows = rows[:limit]
+        first_page = offset == 0
     related = Message.objects.select_related("chat", "chat__account", "sender").in_bulk(
         [row[0] for row in rows]
     )
@@ -108,11 +119,13 @@ def message_search(
                 snippet=snippet(message.text, compiled.highlights),
             )
         )
-    if more:
-        page.next_cursor = _cursor(offset + limit)
     if facets:
-        page.facets = message_facets(compiled)
-    if offset == 0 and len(page.hits) < SUGGEST_BELOW:
+        if compiled.plan is not None:
+            sample = windows.facet_sample(compiled, compiled.plan, FACET_WINDOW)
+            page.facets = message_facets(compiled, sample, size=FACET_WINDOW)
+        else:
+            page.facets = message_facets(compiled)
+    if first_page and len(page.hits) < SUGGEST_BELOW:
         page.suggestion = did_you_mean(query, tree)
     return page
 

@@ -1,0 +1,188 @@
+"""Relevance search by windows: candidates come from the indexes newest first, a window at a
+time, and are ranked within their window.
+
+Scoring every match of a common word (bm25 reads each match's column sizes) costs time in
+proportion to the matches: at a million messages a word in one message of ten took ~200 ms
+before the first hit could be shown. A window is the newest `WINDOW` matches of each index
+(by rowid, the order messages were stored in); its hits are ranked (exact forms by bm25,
+then stem-only matches, newer first among equals) and shown, and the next page continues in
+the same window and then in the next, older one. A query that matches fewer than `WINDOW`
+messages is one window: ranked exactly as a whole. When a window's candidates mostly fail the
+query's other conditions, the next window is larger (up to `WINDOW_MAX`), so a rare
+combination costs a few scans, not one per window.
+
+Filters an index answers (`from:`, `in:`, `source:`, dates) narrow the scan itself when
+they hold few messages: the MATCH then runs over just their rows.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+
+from django.db import connection
+
+from archive.selectors.search.compiler import Compiled, Plan
+from wirecat.errors import Invalid
+
+WINDOW = 2_000
+WINDOW_MAX = 64_000
+SCOPE_MAX = 20_000  # a filter holding more messages than this is checked per candidate
+_TOP = 2**62  # above every rowid
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a page starts: in the window of rowids below `below`, of `size` candidates
+    per index, after its first `skip` ranked hits."""
+
+    below: int
+    size: int
+    skip: int
+
+    @property
+    def first(self) -> bool:
+        return self.below == _TOP and self.skip == 0
+
+    def token(self) -> str:
+        raw = f"w{self.below}.{self.size}.{self.skip}"
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def position(cursor: str | None) -> Position:
+    """The position a windowed search's cursor names (Invalid for anything else)."""
+    if not cursor:
+        return Position(_TOP, WINDOW, 0)
+    problem = Invalid("cursor: not a cursor this search gave out")
+    try:
+        raw = base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii")
+        below, size, skip = (int(part) for part in raw.removeprefix("w").split("."))
+    except (ValueError, binascii.Error, UnicodeError) as exc:
+        raise problem from exc
+    if not raw.startswith("w") or not (
+        0 < below <= _TOP and 1 <= size <= WINDOW_MAX and 0 <= skip <= 2 * WINDOW_MAX
+    ):
+        raise problem
+    return Position(below, size, skip)
+
+
+@dataclass(frozen=True)
+class _Sql:
+    """The window's candidate CTEs (`found` with rowid and score, `edge` with the
+    lowest rowid the window covers) and what a candidate must still satisfy."""
+
+    ctes: str
+    params: list[str | int]
+    where: str
+    where_params: list[str]
+
+
+def _narrow(plan: Plan) -> bool:
+    """Whether the plan's index-driven filters hold few enough messages to scan within."""
+    if not plan.scope:
+        return False
+    with connection.cursor() as db:
+        db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM archive_message AS m"
+            f" WHERE {plan.scope} LIMIT {SCOPE_MAX + 1})",
+            plan.scope_params,
+        )
+        return int(db.fetchone()[0]) <= SCOPE_MAX
+
+
+def _window_sql(
+    compiled: Compiled, plan: Plan, narrow: bool, below: int, size: int, scored: bool
+) -> _Sql:
+    params: list[str | int] = []
+    ctes: list[str] = []
+    within = ""
+    if narrow:
+        ctes.append(
+            f"scope AS MATERIALIZED (SELECT m.id FROM archive_message AS m WHERE {plan.scope})"
+        )
+        params.extend(plan.scope_params)
+        within = " AND +rowid IN scope"
+    edges: list[str] = []
+
+    def window(name: str, table: str, match: str, columns: str, also: str | None = None) -> None:
+        extra = ""
+        if also is not None:
+            extra = " AND +rowid IN (SELECT rowid FROM message_fts WHERE message_fts MATCH %s)"
+        ctes.append(
+            f"{name} AS MATERIALIZED (SELECT {columns} FROM {table} WHERE {table} MATCH %s"
+            f" AND rowid < %s{within}{extra} ORDER BY rowid DESC LIMIT {size})"
+        )
+        params.extend([match, below] if also is None else [match, below, also])
+        # A full window ends at its lowest rowid; a short one reaches the first message.
+        edges.append(f"coalesce((SELECT min(rowid) FROM {name} HAVING count(*) >= {size}), 0)")
+
+    if plan.words is not None:
+        score = "bm25(message_fts)" if scored else "NULL"
+        window("words", "message_fts", plan.words, f"rowid, {score} AS score")
+        found = "SELECT rowid, score FROM words"
+        if plan.stems is not None:
+            window("stems", "message_stems", plan.stems, "rowid", plan.stems_also)
+            found += (
+                " UNION ALL SELECT rowid, NULL FROM stems"
+                " WHERE rowid NOT IN (SELECT rowid FROM words)"
+            )
+    else:
+        window("grams", "message_trigram", str(plan.trigram), "rowid, NULL AS score")
+        found = "SELECT rowid, score FROM grams"
+    ctes.append(f"edge AS MATERIALIZED (SELECT max({', '.join(edges)}, 0) AS lo)")
+    ctes.append(f"found AS ({found})")
+    where = [plan.rest]
+    where_params = list(plan.rest_params)
+    if plan.scope and not narrow:
+        where.append(plan.scope)
+        where_params.extend(plan.scope_params)
+    if not compiled.include_deleted:
+        where.append("m.deleted_at IS NULL")
+    return _Sql("WITH " + ", ".join(ctes), params, " AND ".join(where), where_params)
+
+
+def ranked_page(
+    compiled: Compiled, plan: Plan, *, limit: int, start: Position
+) -> tuple[list[tuple[int, float | None]], Position | None]:
+    """One page of (message id, bm25 or None) from `start`, and where the next page starts."""
+    narrow = _narrow(plan)
+    found: list[tuple[int, float | None, Position]] = []
+    below, size, skip = start.below, start.size, start.skip
+    while True:
+        need = limit + 1 - len(found)
+        window = _window_sql(compiled, plan, narrow, below, size, scored=True)
+        sql = (
+            f"{window.ctes} SELECT * FROM (SELECT m.id, found.score FROM edge"
+            " CROSS JOIN found CROSS JOIN archive_message AS m ON m.id = found.rowid"
+            f" WHERE found.rowid >= edge.lo AND {window.where}"
+            " ORDER BY found.score IS NULL, found.score, m.sent_at DESC, m.id DESC"
+            " LIMIT %s OFFSET %s) UNION ALL SELECT NULL, lo FROM edge"
+        )
+        with connection.cursor() as db:
+            db.execute(sql, [*window.params, *window.where_params, need, skip])
+            rows = db.fetchall()
+        low = int(rows[-1][1])
+        for index, (message_id, score) in enumerate(rows[:-1]):
+            found.append((int(message_id), score, Position(below, size, skip + index)))
+        if len(found) > limit or low <= 0:
+            break
+        # This window is spent: the next, older one, larger when this one gave little.
+        if len(rows) - 1 < need // 2:
+            size = min(size * 4, WINDOW_MAX)
+        below, skip = low, 0
+    following = found[limit][2] if len(found) > limit else None
+    return [(message_id, score) for message_id, score, _ in found[:limit]], following
+
+
+def facet_sample(compiled: Compiled, plan: Plan, sample: int) -> tuple[str, list[str | int]]:
+    """SQL of (chat_id, sender_id, account_id, year) over the newest `sample` candidates
+    of each index that satisfy the query (its facet counts' sample)."""
+    window = _window_sql(compiled, plan, _narrow(plan), _TOP, sample, scored=False)
+    sql = (
+        f"{window.ctes} SELECT m.chat_id, m.sender_id, m.account_id,"
+        " substr(m.sent_at, 1, 4) AS year FROM found"
+        " CROSS JOIN archive_message AS m ON m.id = found.rowid"
+        f" WHERE {window.where} LIMIT {sample + 1}"
+    )
+    return sql, [*window.params, *window.where_params]
