@@ -88,8 +88,14 @@ def message_search(
     # Every search first catches the stems index up (for at most ~200 ms).
     analyzer = stems_drain_before_search()
     compiled = compile_query(tree, analyzer=analyzer)
-    plan = compiled.plan if sort == "relevance" else None
-    if plan is not None:
+    plan = compiled.plan
+    if plan is not None and sort != "relevance":
+        # Newest or oldest: candidates read whole when few, else a walk down the time index.
+        after = windows.key(cursor)
+        rows, past = windows.timed_page(compiled, plan, sort=sort, limit=limit, start=after)
+        page.next_cursor = past.token() if past else None
+        first_page = after is None
+    elif plan is not None:
         # Relevance over index candidates, a window of the newest at a time (windows.py).
         start = windows.position(cursor)
         rows, following = windows.ranked_page(compiled, plan, limit=limit, start=start)

@@ -186,3 +186,181 @@ def facet_sample(compiled: Compiled, plan: Plan, sample: int) -> tuple[str, list
         f" WHERE {window.where} LIMIT {sample + 1}"
     )
     return sql, [*window.params, *window.where_params]
+
+
+# --- newest and oldest ------------------------------------------------------------------
+
+SMALL = 20_000  # an index match set this small is read whole
+CHUNK = 5_000  # messages per step of a time walk (grows when a step finds little)
+CHUNK_MAX = 320_000
+# The stored text of sent_at, as the keys compare it (a bare column would come back as a
+# datetime through the driver's converters).
+_TEXT_TIME = "CAST(m.sent_at AS TEXT)"
+
+
+@dataclass(frozen=True)
+class Key:
+    """A hit's place in time order: the next page starts strictly past it."""
+
+    sent_at: str
+    id: int
+
+    def token(self) -> str:
+        raw = f"t{self.id}|{self.sent_at}"
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def key(cursor: str | None) -> Key | None:
+    """The key a time-ordered search's cursor names (Invalid for anything else)."""
+    if not cursor:
+        return None
+    problem = Invalid("cursor: not a cursor this search gave out")
+    try:
+        raw = base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii")
+        number, sent_at = raw.removeprefix("t").split("|", 1)
+        message_id = int(number)
+    except (ValueError, binascii.Error, UnicodeError) as exc:
+        raise problem from exc
+    if not raw.startswith("t") or message_id < 1 or not 10 <= len(sent_at) <= 40:
+        raise problem
+    return Key(sent_at, message_id)
+
+
+def _few(plan: Plan) -> bool:
+    """Whether each index's part of the query matches few enough messages to read whole."""
+    matches = []
+    if plan.words is not None:
+        matches.append(("message_fts", plan.words))
+        if plan.stems is not None:
+            matches.append(("message_stems", plan.stems))
+    else:
+        matches.append(("message_trigram", str(plan.trigram)))
+    with connection.cursor() as db:
+        for table, match in matches:
+            db.execute(
+                f"SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH %s"
+                f" LIMIT {SMALL + 1})",
+                [match],
+            )
+            if int(db.fetchone()[0]) > SMALL:
+                return False
+    return True
+
+
+def _candidates(plan: Plan, within: str) -> tuple[str, list[str | int]]:
+    """CTEs ending in `found` (rowid): every candidate of the plan, each MATCH limited by
+    `within` (a condition on rowid, or "")."""
+    ctes: list[str] = []
+    params: list[str | int] = []
+    if plan.words is not None:
+        ctes.append(
+            "words AS MATERIALIZED (SELECT rowid FROM message_fts"
+            f" WHERE message_fts MATCH %s{within})"
+        )
+        params.append(plan.words)
+        found = "SELECT rowid FROM words"
+        if plan.stems is not None:
+            also = ""
+            if plan.stems_also is not None:
+                also = " AND +rowid IN (SELECT rowid FROM message_fts WHERE message_fts MATCH %s)"
+            ctes.append(
+                "stems AS MATERIALIZED (SELECT rowid FROM message_stems"
+                f" WHERE message_stems MATCH %s{within}{also})"
+            )
+            params.extend(
+                [plan.stems] if plan.stems_also is None else [plan.stems, plan.stems_also]
+            )
+            found += " UNION SELECT rowid FROM stems"
+    else:
+        ctes.append(
+            "grams AS MATERIALIZED (SELECT rowid FROM message_trigram"
+            f" WHERE message_trigram MATCH %s{within})"
+        )
+        params.append(str(plan.trigram))
+        found = "SELECT rowid FROM grams"
+    ctes.append(f"found AS ({found})")
+    return ", ".join(ctes), params
+
+
+def timed_page(
+    compiled: Compiled, plan: Plan, *, sort: str, limit: int, start: Key | None
+) -> tuple[list[tuple[int, float | None]], Key | None]:
+    """One page of message ids in time order (`newest` or `oldest`) past `start`.
+
+    A query whose index parts match few messages (or whose filters hold few) reads its
+    candidates whole. A common one walks the time index instead, a chunk of messages at a
+    time, and keeps the chunk's candidates: the newest hits of a word in every tenth
+    message are in the first chunk."""
+    newest = sort == "newest"
+    order = "DESC" if newest else "ASC"
+    past = "<" if newest else ">"
+    narrow = _narrow(plan)
+    where = [plan.rest]
+    where_params: list[str | int] = list(plan.rest_params)
+    if plan.scope and not narrow:
+        where.append(plan.scope)
+        where_params.extend(plan.scope_params)
+    if not compiled.include_deleted:
+        where.append("m.deleted_at IS NULL")
+    found: list[tuple[int, str]] = []
+    if narrow or _few(plan):
+        ctes, params = _candidates(plan, " AND +rowid IN scope" if narrow else "")
+        if narrow:
+            ctes = (
+                f"scope AS MATERIALIZED (SELECT m.id FROM archive_message AS m"
+                f" WHERE {plan.scope}), {ctes}"
+            )
+            params = [*plan.scope_params, *params]
+        bound = ""
+        if start is not None:
+            bound = f" AND (m.sent_at, m.id) {past} (%s, %s)"
+            where_params.extend([start.sent_at, start.id])
+        sql = (
+            f"WITH {ctes} SELECT m.id, {_TEXT_TIME} FROM found"
+            " CROSS JOIN archive_message AS m ON m.id = found.rowid"
+            f" WHERE {' AND '.join(where)}{bound}"
+            f" ORDER BY m.sent_at {order}, m.id {order} LIMIT %s"
+        )
+        with connection.cursor() as db:
+            db.execute(sql, [*params, *where_params, limit + 1])
+            found = [(int(row[0]), str(row[1])) for row in db.fetchall()]
+    else:
+        size = CHUNK
+        at = start
+        while len(found) <= limit:
+            bound, bound_params = "", list[str | int]()
+            if at is not None:
+                bound, bound_params = (
+                    f"WHERE (m.sent_at, m.id) {past} (%s, %s) ",
+                    [at.sent_at, at.id],
+                )
+            ctes, params = _candidates(plan, " AND +rowid IN (SELECT id FROM chunk)")
+            sql = (
+                f"WITH chunk AS MATERIALIZED (SELECT m.id, m.sent_at FROM archive_message AS m"
+                f" {bound}ORDER BY m.sent_at {order}, m.id {order} LIMIT {size}), {ctes}"
+                f" SELECT * FROM (SELECT m.id, {_TEXT_TIME} FROM found"
+                " CROSS JOIN archive_message AS m ON m.id = found.rowid"
+                f" WHERE {' AND '.join(where)} ORDER BY m.sent_at {order}, m.id {order}"
+                " LIMIT %s) UNION ALL SELECT * FROM (SELECT NULL, count(*) FROM chunk)"
+                " UNION ALL SELECT * FROM (SELECT id, CAST(sent_at AS TEXT) FROM chunk"
+                f" ORDER BY sent_at {'ASC' if newest else 'DESC'},"
+                f" id {'ASC' if newest else 'DESC'} LIMIT 1)"
+            )
+            need = limit + 1 - len(found)
+            with connection.cursor() as db:
+                db.execute(sql, [*bound_params, *params, *where_params, need])
+                rows = db.fetchall()
+            split = next(i for i, row in enumerate(rows) if row[0] is None)
+            found.extend((int(row[0]), str(row[1])) for row in rows[:split])
+            walked = int(rows[split][1])
+            if walked < size:
+                break  # the walk reached the end of time
+            last = rows[split + 1]
+            at = Key(str(last[1]), int(last[0]))
+            if split < need // 2:
+                size = min(size * 4, CHUNK_MAX)
+    following = None
+    if len(found) > limit:
+        message_id, sent_at = found[limit - 1]
+        following = Key(sent_at, message_id)
+    return [(message_id, None) for message_id, _ in found[:limit]], following
