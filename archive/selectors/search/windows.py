@@ -4,12 +4,12 @@ time, and are ranked within their window.
 Scoring every match of a common word (bm25 reads each match's column sizes) costs time in
 proportion to the matches: at a million messages a word in one message of ten took ~200 ms
 before the first hit could be shown. A window is the newest `WINDOW` matches of each index
-(by rowid, the order messages were stored in); its hits are ranked (exact forms by bm25,
-then stem-only matches, newer first among equals) and shown, and the next page continues in
-the same window and then in the next, older one. A query that matches fewer than `WINDOW`
-messages is one window: ranked exactly as a whole. When a window's candidates mostly fail the
-query's other conditions, the next window is larger (up to `WINDOW_MAX`), so a rare
-combination costs a few scans, not one per window.
+(by rowid, the order messages were stored in); its hits are ranked — exact forms by the
+words index's bm25, then stem-only matches by the stems index's bm25, newer first among
+equals — and shown, and the next page continues in the same window and then in the next,
+older one. A query that matches fewer than `WINDOW` messages is one window: ranked as a
+whole. When a window's candidates mostly fail the query's other conditions, the next window
+is larger (up to `WINDOW_MAX`), so a rare combination costs a few scans, not one per window.
 
 Filters an index answers (`from:`, `in:`, `source:`, dates) narrow the scan itself when
 they hold few messages: the MATCH then runs over just their rows.
@@ -69,7 +69,8 @@ def position(cursor: str | None) -> Position:
 
 @dataclass(frozen=True)
 class _Sql:
-    """The window's candidate CTEs (`found` with rowid and score, `edge` with the
+    """The window's candidate CTEs (`found` with rowid, the words index's bm25 of an
+    exact match and the stems index's of a stem-only one, `edge` with the
     lowest rowid the window covers) and what a candidate must still satisfy."""
 
     ctes: str
@@ -120,16 +121,23 @@ def _window_sql(
     if plan.words is not None:
         score = "bm25(message_fts)" if scored else "NULL"
         window("words", "message_fts", plan.words, f"rowid, {score} AS score")
-        found = "SELECT rowid, score FROM words"
+        found = "SELECT rowid, score, NULL AS by_stem FROM words"
         if plan.stems is not None:
-            window("stems", "message_stems", plan.stems, "rowid", plan.stems_also)
+            by_stem = "bm25(message_stems)" if scored else "NULL"
+            window(
+                "stems",
+                "message_stems",
+                plan.stems,
+                f"rowid, {by_stem} AS by_stem",
+                plan.stems_also,
+            )
             found += (
-                " UNION ALL SELECT rowid, NULL FROM stems"
+                " UNION ALL SELECT rowid, NULL, by_stem FROM stems"
                 " WHERE rowid NOT IN (SELECT rowid FROM words)"
             )
     else:
         window("grams", "message_trigram", str(plan.trigram), "rowid, NULL AS score")
-        found = "SELECT rowid, score FROM grams"
+        found = "SELECT rowid, score, NULL AS by_stem FROM grams"
     ctes.append(f"edge AS MATERIALIZED (SELECT max({', '.join(edges)}, 0) AS lo)")
     ctes.append(f"found AS ({found})")
     where = [plan.rest]
@@ -156,7 +164,8 @@ def ranked_page(
             f"{window.ctes} SELECT * FROM (SELECT m.id, found.score FROM edge"
             " CROSS JOIN found CROSS JOIN archive_message AS m ON m.id = found.rowid"
             f" WHERE found.rowid >= edge.lo AND {window.where}"
-            " ORDER BY found.score IS NULL, found.score, m.sent_at DESC, m.id DESC"
+            " ORDER BY found.score IS NULL, found.score, found.by_stem,"
+            " m.sent_at DESC, m.id DESC"
             " LIMIT %s OFFSET %s) UNION ALL SELECT NULL, lo FROM edge"
         )
         with connection.cursor() as db:
