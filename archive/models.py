@@ -10,6 +10,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models.functions import Lower
 
 from archive.ids import new_attachment_id, new_import_id, new_message_id
 
@@ -180,11 +181,23 @@ class Message(models.Model):
     # the process; `public_id` does.
     id = models.BigAutoField(primary_key=True)
     public_id = models.CharField(max_length=32, unique=True, default=new_message_id, editable=False)
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="messages")
-    chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="messages")
+    # No single-column indexes on these three: the unique (account, chat, external_id), the
+    # (chat, sent_at, id) and the (sender, sent_at) indexes start with them and serve every
+    # lookup; three more b-trees would only slow each insert.
+    account = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="messages", db_index=False
+    )
+    chat = models.ForeignKey(
+        Chat, on_delete=models.CASCADE, related_name="messages", db_index=False
+    )
     external_id = models.CharField(max_length=255)
     sender = models.ForeignKey(
-        Identity, null=True, blank=True, on_delete=models.SET_NULL, related_name="messages"
+        Identity,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="messages",
+        db_index=False,
     )
     sent_at = models.DateTimeField()
     text = models.TextField(blank=True)
@@ -431,3 +444,104 @@ class SavedSearch(models.Model):
 
     def __str__(self) -> str:
         return self.name or self.query
+
+
+class Tag(models.Model):
+    """A label the owner puts on chats, people and messages. Names are unique regardless
+    of case; the name is shown as first written."""
+
+    name = models.CharField(max_length=64)
+    colour = models.CharField(max_length=7, default="#6b7280")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("name",)
+        constraints = [models.UniqueConstraint(Lower("name"), name="tag_name_uniq_nocase")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TagTargetKind(models.TextChoices):
+    CHAT = "chat", "Chat"
+    PERSON = "person", "Person"
+    MESSAGE = "message", "Message"
+
+
+class TagBulkState(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    UNDONE = "undone", "Undone"
+
+
+class TagBulk(models.Model):
+    """One "tag all results" run: the query's matches tagged, the new taggings linked here
+    so that undo removes exactly what it added."""
+
+    tag = models.ForeignKey(Tag, on_delete=models.CASCADE, related_name="bulks")
+    query = models.TextField()
+    state = models.CharField(
+        max_length=16, choices=TagBulkState.choices, default=TagBulkState.QUEUED
+    )
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    added = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+
+    def __str__(self) -> str:
+        return f"tag {self.tag} on {self.query!r}"
+
+
+class Tagging(models.Model):
+    """A tag on one target (chat, person or message), by key. Triggers (migration 0014)
+    delete a target's taggings in the same statement that deletes the target."""
+
+    tag = models.ForeignKey(Tag, on_delete=models.CASCADE, related_name="taggings")
+    target_kind = models.CharField(max_length=8, choices=TagTargetKind.choices)
+    target_id = models.BigIntegerField()
+    actor = models.CharField(max_length=64, default="owner")
+    bulk = models.ForeignKey(
+        TagBulk, null=True, blank=True, on_delete=models.SET_NULL, related_name="taggings"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tag", "target_kind", "target_id"], name="tagging_unique_target"
+            )
+        ]
+        indexes = [models.Index(fields=["target_kind", "target_id"], name="tagging_target_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.tag} on {self.target_kind} {self.target_id}"
+
+
+class IdentityLink(models.Model):
+    """The audit of linking identities to people by hand: who, when, what."""
+
+    class Action(models.TextChoices):
+        LINK = "link", "Linked"
+        UNLINK = "unlink", "Unlinked"
+
+    identity = models.ForeignKey(Identity, on_delete=models.CASCADE, related_name="link_audit")
+    person = models.ForeignKey(
+        Person, null=True, blank=True, on_delete=models.SET_NULL, related_name="link_audit"
+    )
+    person_name = models.CharField(max_length=200)  # kept when the person is deleted
+    action = models.CharField(max_length=8, choices=Action.choices)
+    actor = models.CharField(max_length=64, default="owner")
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-at", "-id")
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.identity_id} {self.person_name}"

@@ -63,7 +63,8 @@ PARSES = [
     ("exact:Running", "exact:Running"),
     ('exact:"two words"', "exact:two words"),
     ("filename:invoice", "filename:invoice"),
-    ("tag:x", "substring:tag:x"),  # not a field (yet): a substring, never an error
+    ("tag:x", "tag:x"),
+    ('-tag:"to do"', "-tag:to do"),
     ("книгами", "word:книгами"),
     ("", None),
     ("   \t\n", None),

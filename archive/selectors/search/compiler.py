@@ -277,6 +277,21 @@ class _Compiler:
             return _HAS[value]
         if node.name == "is":
             return _IS[value]
+        if node.name == "tag":
+            # On the message, on its chat, or on its sender's person: three probes of the
+            # taggings' (tag, kind, target) index for one tag id.
+            self.params.extend([value, value, value])
+            tag = "(SELECT t.id FROM archive_tag AS t WHERE lower(t.name) = lower(%s))"
+            tagged = (
+                "SELECT g.target_id FROM archive_tagging AS g"
+                " WHERE g.tag_id = {} AND g.target_kind = '{}'"
+            )
+            return (
+                f"(m.id IN ({tagged.format(tag, 'message')})"
+                f" OR m.chat_id IN ({tagged.format(tag, 'chat')})"
+                " OR m.sender_id IN (SELECT i.id FROM archive_identity AS i WHERE i.person_id IN"
+                f" ({tagged.format(tag, 'person')})))"
+            )
         # filename
         self.params.append(like_pattern(value))
         return (

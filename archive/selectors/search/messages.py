@@ -14,8 +14,9 @@ from archive.models import Message, SavedSearch
 from archive.selectors.search import windows
 from archive.selectors.search.compiler import Compiled, compile_query
 from archive.selectors.search.facets import FACET_WINDOW, Facets, message_facets
-from archive.selectors.search.parser import parse, to_json
+from archive.selectors.search.parser import Filter, Group, Node, parse, to_json
 from archive.selectors.search.suggest import did_you_mean
+from archive.selectors.tags import tagged_via
 from archive.services.search_index import stems_drain_before_search
 from wirecat.errors import Invalid
 
@@ -36,6 +37,8 @@ class Hit:
     message: Message
     score: float | None
     snippet: tuple[Segment, ...]
+    # Why a `tag:` of the query holds for this hit: "urgent (chat)", "family (person)".
+    tagged: tuple[str, ...] = ()
 
 
 @dataclass
@@ -114,6 +117,8 @@ def message_search(
     related = Message.objects.select_related("chat", "chat__account", "sender").in_bulk(
         [row[0] for row in rows]
     )
+    names = _tag_names(tree)
+    via = tagged_via(names, list(related.values())) if names else {}
     for message_id, score in rows:
         message = related.get(message_id)
         if message is None:
@@ -123,6 +128,7 @@ def message_search(
                 message=message,
                 score=float(score) if score is not None else None,
                 snippet=snippet(message.text, compiled.highlights),
+                tagged=tuple(via.get(message.pk, ())),
             )
         )
     if facets:
@@ -134,6 +140,15 @@ def message_search(
     if first_page and len(page.hits) < SUGGEST_BELOW:
         page.suggestion = did_you_mean(query, tree)
     return page
+
+
+def _tag_names(node: Node) -> list[str]:
+    """The tags the query asks for (not those it excludes)."""
+    if isinstance(node, Filter):
+        return [node.value] if node.name == "tag" and not node.negated else []
+    if isinstance(node, Group) and not node.negated:
+        return [name for item in node.items for name in _tag_names(item)]
+    return []
 
 
 def snippet(text: str, patterns: list[str], width: int = SNIPPET_CHARS) -> tuple[Segment, ...]:

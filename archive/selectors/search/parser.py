@@ -3,7 +3,7 @@
     words  "exact phrases"  prefix*  *infix*  -excluded  a OR b  (grouping)
     from:NAME  in:CHAT  chat:CHAT  source:PROVIDER  before:DATE  after:DATE  on:DATE
     has:attachment|link|file|voice|image  is:dm|group|channel|reply|edited|deleted|mine
-    exact:WORD  filename:TEXT
+    exact:WORD  filename:TEXT  tag:NAME
 
 Terms are ANDed. A term holding punctuation (a URL, `sess.opts`, a file name) matches as a
 substring. A field value may be quoted (`from:"Ann Lee"`). Dates are ISO (`2024`,
@@ -39,6 +39,7 @@ FIELDS = {
     "is": "is",
     "exact": "exact",
     "filename": "filename",
+    "tag": "tag",
 }
 HAS_VALUES = ("attachment", "link", "file", "voice", "image")
 IS_VALUES = ("dm", "group", "channel", "reply", "edited", "deleted", "mine")
@@ -69,7 +70,7 @@ class Term:
 
 @dataclass(frozen=True)
 class Filter:
-    name: str  # from | chat | source | before | after | on | has | is | filename
+    name: str  # from | chat | source | before | after | on | has | is | filename | tag
     value: str
     negated: bool = False
 
