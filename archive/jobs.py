@@ -12,7 +12,9 @@ from archive.services.imports import import_run as import_run_service
 from archive.services.search_index import stems_drain, vocabulary_refresh
 from archive.services.store import heartbeat_record
 from archive.services.store import store_optimize as store_optimize_service
-from wirecat.errors import Conflict, NotFound
+from archive.services.tags import tag_bulk_fail
+from archive.services.tags import tag_bulk_run as tag_bulk_run_service
+from wirecat.errors import Conflict, NotFound, WireCatError
 
 log = logging.getLogger(__name__)
 
@@ -63,3 +65,18 @@ def import_run(job_id: int) -> str:
         log.info("%s", exc)
         return "already running"
     return f"{job.public_id} {job.status}"
+
+
+@shared_task(name="archive.jobs.tag_bulk_run", ignore_result=True, acks_late=True)
+def tag_bulk_run(bulk_id: int) -> str:
+    """Tag every result of a search recorded as a TagBulk (too many to do in the request).
+    Redelivered, it tags again what is missing: taggings are unique."""
+    try:
+        bulk = tag_bulk_run_service(bulk_id=bulk_id)
+    except NotFound:
+        log.info("tag-all run %s is gone; skipped", bulk_id)
+        return "gone"
+    except WireCatError as exc:
+        tag_bulk_fail(bulk_id=bulk_id, error=str(exc))
+        return f"failed: {exc}"
+    return f"tag-all {bulk.pk}: {bulk.added} added of {bulk.total}"

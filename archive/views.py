@@ -12,6 +12,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -20,6 +21,8 @@ from django_htmx.middleware import HtmxDetails
 from archive.connectors.registry import formats
 from archive.forms import ImportForm, SetPasswordForm
 from archive.jobs import import_run as import_run_job
+from archive.jobs import tag_bulk_run as tag_bulk_job
+from archive.models import Tag, TagBulk
 from archive.selectors.archive import (
     CHAT_SORTS,
     chat_get,
@@ -36,9 +39,23 @@ from archive.selectors.imports import import_chats, import_get, import_list, imp
 from archive.selectors.search.messages import SORTS as SEARCH_SORTS
 from archive.selectors.search.messages import message_search, recent_searches, saved_searches
 from archive.selectors.search.parser import QuerySyntaxError
+from archive.selectors.tags import tag_bulk_get, tag_list, tag_names, tags_of
 from archive.services.imports import import_job_cancel, import_job_create, import_job_resume
 from archive.services.owner import login_code_check, owner_set_password
 from archive.services.searches import search_delete, search_record, search_save
+from archive.services.tags import (
+    BULK_INLINE,
+    tag_add,
+    tag_bulk_create,
+    tag_bulk_run,
+    tag_bulk_undo,
+    tag_colour_set,
+    tag_delete,
+    tag_merge,
+    tag_remove,
+    tag_rename,
+    tag_target,
+)
 from archive.services.uploads import safe_file_name, upload_store
 from wirecat.errors import Conflict, Invalid, NotFound, WireCatError
 
@@ -93,7 +110,14 @@ def chat_detail(request: HtmxHttpRequest, chat_id: int) -> HttpResponse:
         )
     except (NotFound, Invalid) as exc:
         return error_page(request, exc)
-    context = {"chat": chat, "window": window, "include_deleted": include_deleted}
+    context = {
+        "chat": chat,
+        "window": window,
+        "include_deleted": include_deleted,
+        "message_tags": tags_of("message", [m.pk for m in window.messages]),
+        "chat_tags": tags_of("chat", [chat.pk]).get(chat.pk, []),
+        "tag_choices": tag_names(limit=200),
+    }
     if request.htmx and request.GET.get("before"):
         return render(request, "archive/chat_detail.html#older", context)
     if request.htmx and request.GET.get("after"):
@@ -127,6 +151,7 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         return render(request, "archive/search.html#results", context)
     context["saved"] = saved_searches()
     context["recent"] = recent_searches()
+    context["tag_choices"] = tag_names(limit=200)
     return render(request, "archive/search.html", context)
 
 
@@ -251,3 +276,140 @@ def import_resume(request: HttpRequest, public_id: str) -> HttpResponse:
         import_run_job.delay_on_commit(job.pk)
         flash.info(request, f"Resuming after {job.position:,} messages.")
     return redirect("archive:import", public_id=public_id)
+
+
+# --- tags ---------------------------------------------------------------------------------
+
+
+def _back(request: HttpRequest, fallback: str) -> str:
+    """Where a plain (no JavaScript) form returns: its `next` when it is one of ours."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return fallback
+
+
+def _tags_block(
+    request: HttpRequest, kind: str, key: str, error: str = "", status: int = 200
+) -> HttpResponse:
+    target = tag_target(kind=kind, key=key)
+    context = {
+        "kind": kind,
+        "key": key,
+        "tags": tags_of(kind, [target.pk]).get(target.pk, []),
+        "next": _back(request, ""),
+        "error": error,
+    }
+    return render(request, "archive/_tags.html", context, status=status)
+
+
+@require_POST
+def tag_add_view(request: HtmxHttpRequest) -> HttpResponse:
+    return _tag_change(request, add=True)
+
+
+@require_POST
+def tag_remove_view(request: HtmxHttpRequest) -> HttpResponse:
+    return _tag_change(request, add=False)
+
+
+def _tag_change(request: HtmxHttpRequest, *, add: bool) -> HttpResponse:
+    kind, key = request.POST.get("kind", ""), request.POST.get("key", "")
+    name = request.POST.get("name", "")
+    try:
+        target = tag_target(kind=kind, key=key)
+    except (Invalid, NotFound) as exc:
+        return error_page(request, exc)
+    problem = ""
+    try:
+        if add:
+            tag_add(target=target, name=name)
+        else:
+            tag_remove(target=target, name=name)
+    except Invalid as exc:
+        problem = str(exc)
+    if request.htmx:
+        return _tags_block(request, kind, key, problem, status=422 if problem else 200)
+    if problem:
+        flash.error(request, problem)
+    return redirect(_back(request, reverse("archive:tags")))
+
+
+@require_GET
+def tag_names_view(request: HttpRequest) -> HttpResponse:
+    names = tag_names(prefix=request.GET.get("name", "") or request.GET.get("prefix", ""))
+    return render(request, "archive/_tag_names.html", {"names": names})
+
+
+@require_GET
+def tags_page(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "archive/tags.html",
+        {"rows": tag_list(), "bulks": TagBulk.objects.select_related("tag")[:10]},
+    )
+
+
+@require_POST
+def tag_edit_view(request: HttpRequest, tag_id: int) -> HttpResponse:
+    """Rename, recolour, merge or delete one tag (the button pressed says which)."""
+    tag = Tag.objects.filter(pk=tag_id).first()
+    if tag is None:
+        return error_page(request, NotFound(f"tag {tag_id} does not exist"))
+    action = request.POST.get("action", "")
+    try:
+        if action == "rename":
+            renamed = tag_rename(name=tag.name, new_name=request.POST.get("new_name", ""))
+            colour = request.POST.get("colour", "")
+            if colour and colour.lower() != renamed.colour:
+                tag_colour_set(name=renamed.name, colour=colour)
+            flash.success(request, f"Saved “{renamed.name}”.")
+        elif action == "merge":
+            into = tag_merge(name=tag.name, into=request.POST.get("into", ""))
+            flash.success(request, f"Merged “{tag.name}” into “{into.name}”.")
+        elif action == "delete":
+            removed = tag_delete(name=tag.name)
+            flash.success(request, f"Deleted “{tag.name}” from {removed:,} places.")
+        else:
+            raise Invalid("action: rename, merge or delete")
+    except (Invalid, Conflict, NotFound) as exc:
+        flash.error(request, str(exc))
+    return redirect("archive:tags")
+
+
+@require_POST
+def tag_all_view(request: HttpRequest) -> HttpResponse:
+    """Tag every result of a search: now when they are few, else as a job with progress."""
+    query = request.POST.get("q", "")
+    try:
+        bulk = tag_bulk_create(query=query, name=request.POST.get("name", ""))
+    except WireCatError as exc:
+        flash.error(request, str(exc))
+        return redirect(f"{reverse('archive:search')}?{urlencode({'q': query})}")
+    if bulk.total <= BULK_INLINE:
+        tag_bulk_run(bulk_id=bulk.pk)
+    else:
+        tag_bulk_job.delay_on_commit(bulk.pk)
+    return redirect("archive:tag_bulk", bulk_id=bulk.pk)
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def tag_bulk_view(request: HtmxHttpRequest, bulk_id: int) -> HttpResponse:
+    bulk = tag_bulk_get(bulk_id=bulk_id)
+    if bulk is None:
+        return error_page(request, NotFound(f"tag-all run {bulk_id} does not exist"))
+    template = "archive/tag_bulk.html" + ("#progress" if request.htmx else "")
+    return render(request, template, {"bulk": bulk})
+
+
+@require_POST
+def tag_bulk_undo_view(request: HttpRequest, bulk_id: int) -> HttpResponse:
+    try:
+        removed = tag_bulk_undo(bulk_id=bulk_id)
+    except NotFound as exc:
+        return error_page(request, exc)
+    flash.success(request, f"Undone: {removed:,} taggings removed.")
+    return redirect("archive:tag_bulk", bulk_id=bulk_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import Any
 
 from django import template
 from django.utils import timezone
@@ -68,3 +69,19 @@ def ago(moment: datetime | None) -> str:
     if seconds < 172800:
         return f"{seconds // 3600} h ago"
     return f"{seconds // 86400} days ago"
+
+
+@register.filter
+def lookup(mapping: dict[Any, Any] | None, key: Any) -> Any:
+    """`mapping|lookup:key`, or an empty list when it has no such key."""
+    if not mapping:
+        return []
+    return mapping.get(key, [])
+
+
+@register.filter
+def tag_query(name: str) -> str:
+    """The query that finds a tag: `tag:name`, quoted when the name holds spaces."""
+    return (
+        f'tag:"{name}"' if any(char.isspace() or char in "()" for char in name) else f"tag:{name}"
+    )

@@ -40,4 +40,12 @@
       else if (event.key === "ArrowUp") (at === 0 ? box : links[at - 1]).focus();
     }
   });
+
+  // Forms that ask first (deleting a tag): <form data-confirm="…">.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form.dataset && form.dataset.confirm && !window.confirm(form.dataset.confirm)) {
+      event.preventDefault();
+    }
+  }, true);
 })();
