@@ -85,3 +85,10 @@ def tag_query(name: str) -> str:
     return (
         f'tag:"{name}"' if any(char.isspace() or char in "()" for char in name) else f"tag:{name}"
     )
+
+
+@register.filter
+def search_value(value: str, field: str) -> str:
+    """`field:value` for a query, quoted when the value holds spaces or parentheses."""
+    text = str(value).replace('"', "")
+    return f'{field}:"{text}"' if any(c.isspace() or c in "()" for c in text) else f"{field}:{text}"
