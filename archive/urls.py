@@ -25,6 +25,13 @@ urlpatterns = [
     path("tags/all/<int:bulk_id>/", views.tag_bulk_view, name="tag_bulk"),
     path("tags/all/<int:bulk_id>/undo/", views.tag_bulk_undo_view, name="tag_bulk_undo"),
     path("m/<str:public_id>/", views.message_permalink, name="message"),
+    path("m/<str:public_id>/revisions/", views.message_revisions, name="revisions"),
+    path("attachments/<str:public_id>/", views.attachment_download_view, name="attachment"),
+    path(
+        "attachments/<str:public_id>/thumbnail/",
+        views.attachment_thumbnail_view,
+        name="attachment_thumbnail",
+    ),
     path("imports/", views.imports, name="imports"),
     path("imports/<str:public_id>/", views.import_detail, name="import"),
     path("imports/<str:public_id>/cancel/", views.import_cancel, name="import_cancel"),

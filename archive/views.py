@@ -9,7 +9,8 @@ from django.contrib import messages as flash
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -18,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
 
+from archive.blobs import blob_open
 from archive.connectors.registry import formats
 from archive.forms import ImportForm, SetPasswordForm
 from archive.jobs import import_run as import_run_job
@@ -49,6 +51,7 @@ from archive.selectors.search.messages import SORTS as SEARCH_SORTS
 from archive.selectors.search.messages import message_search, recent_searches, saved_searches
 from archive.selectors.search.parser import QuerySyntaxError
 from archive.selectors.tags import tag_bulk_get, tag_list, tag_names, tags_of
+from archive.services.attachments import attachment_download, attachment_thumbnail
 from archive.services.imports import import_job_cancel, import_job_create, import_job_resume
 from archive.services.owner import login_code_check, owner_set_password
 from archive.services.people import (
@@ -535,3 +538,58 @@ def people_suggestions(request: HttpRequest) -> HttpResponse:
             flash.success(request, f"Linked {len(ids)} identities to “{person.name}”.")
         return redirect("archive:people_suggestions")
     return render(request, "archive/people_suggestions.html", {"found": suggestions()})
+
+
+# --- attachments --------------------------------------------------------------------------
+
+_UNTRUSTED = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; sandbox",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+
+
+@require_GET
+def attachment_download_view(request: HttpRequest, public_id: str) -> HttpResponseBase:
+    """The stored bytes, always as a download (never rendered), with their SHA-256."""
+    try:
+        download = attachment_download(public_id=public_id)
+        handle = blob_open(download.path)
+    except (NotFound, Invalid) as exc:
+        return error_page(request, NotFound(str(exc)))
+    response = FileResponse(
+        handle,
+        as_attachment=True,
+        filename=download.name,
+        content_type="application/octet-stream",
+    )
+    for header, value in _UNTRUSTED.items():
+        response[header] = value
+    response["X-Content-SHA256"] = download.attachment.sha256
+    return response
+
+
+@require_GET
+def attachment_thumbnail_view(request: HttpRequest, public_id: str) -> HttpResponseBase:
+    try:
+        path = attachment_thumbnail(public_id=public_id)
+    except (NotFound, Invalid) as exc:
+        return error_page(request, NotFound(str(exc)))
+    response = FileResponse(path.open("rb"), content_type="image/png")
+    for header, value in _UNTRUSTED.items():
+        response[header] = value
+    response["Cache-Control"] = "private, max-age=86400"
+    return response
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def message_revisions(request: HtmxHttpRequest, public_id: str) -> HttpResponse:
+    """The earlier texts of an edited message, oldest first."""
+    try:
+        message = message_get(public_id=public_id)
+    except NotFound as exc:
+        return error_page(request, exc)
+    revisions = list(message.revisions.order_by("recorded_at", "id"))
+    template = "archive/revisions.html" + ("#list" if request.htmx else "")
+    return render(request, template, {"m": message, "revisions": revisions})
