@@ -38,6 +38,7 @@ class SearchHitOut(Schema):
     text: str
     snippet: list[SnippetPart]
     score: float | None  # bm25 (lower is better) when sorted by relevance
+    tagged: list[str] = []  # why a tag: of the query holds: "urgent (chat)", "family (person)"
 
 
 class FacetValueOut(Schema):
@@ -50,7 +51,7 @@ class FacetValueOut(Schema):
 
 
 class FacetsOut(Schema):
-    """Facet counts of the whole query (of its first 10,000 matches when `sampled`)."""
+    """Facet counts of the query (of a sample of its newest matches when `sampled`)."""
 
     chat: list[FacetValueOut]
     sender: list[FacetValueOut]
@@ -69,3 +70,106 @@ class SearchOut(Schema):
     next_cursor: str | None
     facets: FacetsOut | None
     suggestion: str | None  # "did you mean": the query with known words, when it found little
+
+
+class TagOut(Schema):
+    name: str
+    colour: str
+
+
+class TagCountsOut(Schema):
+    """A tag and how many chats, people and messages carry it."""
+
+    name: str
+    colour: str
+    chats: int
+    people: int
+    messages: int
+
+
+class TagTargetIn(Schema):
+    """What a tag goes on: `kind` chat, person or message; `key` the chat's or person's id,
+    or the message's `msg_…` id."""
+
+    kind: str
+    key: str
+    name: str
+
+
+class TagRenameIn(Schema):
+    name: str
+    new_name: str
+
+
+class TagMergeIn(Schema):
+    name: str
+    into: str
+
+
+class TagNameIn(Schema):
+    name: str
+
+
+class RemovedOut(Schema):
+    removed: int
+
+
+class IdentityOut(Schema):
+    id: int
+    provider: str
+    external_id: str
+    display_name: str
+    handle: str
+    phone: str
+    email: str
+    person_id: int | None
+
+
+class PersonOut(Schema):
+    id: int
+    name: str
+    identity_count: int
+    last_at: datetime | None
+
+
+class IdentityCountOut(Schema):
+    identity: IdentityOut
+    messages: int
+    last_at: datetime | None
+
+
+class ChatCountOut(Schema):
+    chat_id: int
+    title: str
+    source: str
+    messages: int  # from this person
+    last_at: datetime | None
+
+
+class PersonDetailOut(Schema):
+    id: int
+    name: str
+    identities: list[IdentityCountOut]
+    chats: list[ChatCountOut]
+    tags: list[TagOut]
+    messages: int
+
+
+class PersonIn(Schema):
+    name: str
+    identity_ids: list[int] = []
+
+
+class IdentityIn(Schema):
+    identity_id: int
+
+
+class SuggestionOut(Schema):
+    """Identities on different providers sharing `key` (a phone number or an e-mail)."""
+
+    key: str
+    identities: list[IdentityOut]
+
+
+class SuggestionIn(Schema):
+    identity_ids: list[int]
