@@ -7,11 +7,14 @@ from archive.models import (
     Chat,
     ConnectorState,
     Identity,
+    IdentityLink,
     Message,
     MessageRevision,
     Person,
     SavedSearch,
     SearchConfig,
+    Tag,
+    TagBulk,
     WorkerHeartbeat,
 )
 
@@ -105,3 +108,27 @@ class SavedSearchAdmin(admin.ModelAdmin[SavedSearch]):
     list_filter = ("sort",)
     search_fields = ("name", "query")
     readonly_fields = ("run_count", "first_run_at", "last_run_at")
+
+
+@admin.register(Tag)
+class TagAdmin(admin.ModelAdmin[Tag]):
+    """Names and colours; renames that collide, merges and tagging go through the Tags page
+    and the API (the services), which keep one tag per name and no orphans."""
+
+    list_display = ("name", "colour", "created_at")
+    search_fields = ("name",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(TagBulk)
+class TagBulkAdmin(ReadOnlyAdmin):
+    list_display = ("tag", "query", "state", "total", "added", "created_at")
+    list_filter = ("state",)
+
+
+@admin.register(IdentityLink)
+class IdentityLinkAdmin(ReadOnlyAdmin):
+    list_display = ("at", "actor", "action", "identity", "person_name")
+    list_filter = ("action",)

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models.functions import Lower
 
@@ -451,7 +452,11 @@ class Tag(models.Model):
     of case; the name is shown as first written."""
 
     name = models.CharField(max_length=64)
-    colour = models.CharField(max_length=7, default="#6b7280")
+    colour = models.CharField(
+        max_length=7,
+        default="#6b7280",
+        validators=[RegexValidator(r"^#[0-9a-fA-F]{6}$", "a colour as #rrggbb")],
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -17,7 +17,8 @@ from archive.selectors.tags import tags_of
 from wirecat.errors import NotFound
 
 PEOPLE_SORTS = ("recent", "name")
-CHART_WEEKS = 104
+CHART_WEEKS = 104  # at most two years of weeks in a chart
+CHART_MIN_WEEKS = 12  # and at least a quarter, so a short history still reads as a chart
 
 
 def contact_key(identity: Identity) -> set[str]:
@@ -163,8 +164,10 @@ def person_page(*, person_id: int, latest: int = 20) -> PersonPage:
 def activity_weeks(
     *, sender_ids: list[int] | None = None, chat_id: int | None = None, weeks: int = CHART_WEEKS
 ) -> list[tuple[date, int]]:
-    """Messages per week (Monday first) for the `weeks` weeks up to the newest message of
-    these senders or of this chat, every week present (zeros included)."""
+    """Messages per week (Monday first) up to the newest message of these senders or of
+    this chat, every week present (zeros included): from the first message's week, or
+    `weeks` weeks back when the history is longer, and never fewer than CHART_MIN_WEEKS
+    (nor more than `weeks`)."""
     if chat_id is not None:
         where, params = "chat_id = %s", [chat_id]
     elif sender_ids:
@@ -173,11 +176,16 @@ def activity_weeks(
     else:
         return []
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT max(sent_at) FROM archive_message WHERE {where}", params)
-        newest = _parse_time(cursor.fetchone()[0])
-        if newest is None:
+        cursor.execute(
+            f"SELECT min(sent_at), max(sent_at) FROM archive_message WHERE {where}", params
+        )
+        oldest_raw, newest_raw = cursor.fetchone()
+        oldest, newest = _parse_time(oldest_raw), _parse_time(newest_raw)
+        if oldest is None or newest is None:
             return []
         last_monday = newest.date() - timedelta(days=newest.weekday())
+        span = (last_monday - (oldest.date() - timedelta(days=oldest.weekday()))).days // 7 + 1
+        weeks = min(weeks, max(span, CHART_MIN_WEEKS))
         first_monday = last_monday - timedelta(weeks=weeks - 1)
         # julianday of a Monday: days since then, // 7, gives the week's index.
         cursor.execute(

@@ -1,16 +1,22 @@
 // Small progressive enhancements; every page works without this file.
 (function () {
   "use strict";
+  // A chat opens at its focused message, else at its newest one (the bottom), like a
+  // messenger. This runs as the deferred script executes, before htmx wires its
+  // "intersect" triggers, so "Load older messages" loads only once the reader scrolls up.
   function focusMessage() {
-    var id = window.location.hash.slice(1) ||
-      (document.querySelector(".messages") || {dataset: {}}).dataset.focus;
-    if (!id) return;
-    var el = document.getElementById(id);
-    if (!el) return;
-    el.scrollIntoView({block: "center"});
-    el.focus({preventScroll: true});
+    var list = document.querySelector(".messages");
+    var id = window.location.hash.slice(1) || (list ? list.dataset.focus : "");
+    var el = id ? document.getElementById(id) : null;
+    if (el) {
+      el.scrollIntoView({block: "center"});
+      el.focus({preventScroll: true});
+    } else if (list && list.querySelector("article.msg")) {
+      var all = list.querySelectorAll("article.msg");
+      all[all.length - 1].scrollIntoView({block: "end"});
+    }
   }
-  document.addEventListener("DOMContentLoaded", focusMessage);
+  focusMessage();
 
   // Search: ↓ from the box goes to the first hit, ↑/↓ move between hits, ↑ from the first
   // goes back to the box, "/" anywhere on the page returns to the box. Enter opens a hit.

@@ -124,12 +124,15 @@ def test_tag_all_results_inline_then_undo(owner_client: Client, chat: Chat) -> N
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.slow
 def test_many_results_are_tagged_by_a_job_on_a_real_worker(
-    owner_client: Client, chat: Chat, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    owner_client: Client,
+    chat: Chat,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    settings: Any,
 ) -> None:
     monkeypatch.setattr("archive.views.BULK_INLINE", 2)
-    broker = f"sqla+sqlite:///{tmp_path / 'broker.db'}"
-    monkeypatch.setattr("wirecat.celery.app.conf.broker_url", broker)
-    with celery_worker(broker, tmp_path) as worker:
+    # The broker this process sends to (the app keeps its connection pool across tests).
+    with celery_worker(settings.CELERY_BROKER_URL, tmp_path) as worker:
         wait_for_heartbeat(worker.pid, tmp_path)
         response = owner_client.post("/tags/all/", {"q": "train", "name": "rail"})
         bulk = TagBulk.objects.get()
@@ -180,4 +183,15 @@ def test_chat_page_with_tags_keeps_its_query_count(
         tags.tag_add(target=tags.tag_target(kind="message", key=m.pk), name=f"t{m.pk % 2}")
     with django_assert_max_num_queries(11):
         html = owner_client.get(f"/chats/{chat.pk}/").content.decode()
-    assert html.count('class="tag-chip"') == 5
+    assert html.count('class="tag-chip inline"') == 5
+
+
+def test_admin_lists_tags_runs_and_link_audit(owner_client: Client, chat: Chat) -> None:
+    tags.tag_add(target=tags.tag_target(kind="chat", key=chat.pk), name="work")
+    for url in ("/admin/archive/tag/", "/admin/archive/tagbulk/", "/admin/archive/identitylink/"):
+        assert owner_client.get(url).status_code == 200, url
+    tag = Tag.objects.get()
+    clash = owner_client.post(
+        f"/admin/archive/tag/{tag.pk}/change/", {"name": "WORK ", "colour": "red;x:y"}
+    )
+    assert clash.status_code == 200 and "a colour as #rrggbb" in clash.content.decode()
