@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
+from archive.api_auth import requires, scope
 from archive.models import Identity, Tag
 from archive.schemas import (
     ChatCountOut,
@@ -53,7 +54,13 @@ from wirecat.errors import Invalid, NotFound
 router = Router(tags=["archive"])
 
 
-@router.get("/stats", response=StatsOut, summary="Counts of the archive and worker liveness")
+@router.get(
+    "/stats",
+    response=StatsOut,
+    summary="Counts of the archive and worker liveness",
+    **scope("messages.read"),
+)
+@requires("messages.read")
 def stats(request: HttpRequest) -> StatsOut:
     counts = store_counts()
     worker = worker_status()
@@ -71,7 +78,9 @@ def stats(request: HttpRequest) -> StatsOut:
     "/search/messages",
     response=SearchOut,
     summary="Search messages with the query language (the page's search)",
+    **scope("messages.read"),
 )
+@requires("messages.read")
 def search_messages(
     request: HttpRequest,
     q: str = "",
@@ -135,7 +144,13 @@ def _tag_out(tag: Tag) -> TagOut:
     return TagOut(name=tag.name, colour=tag.colour)
 
 
-@router.get("/tags", response=list[TagCountsOut], summary="Every tag with its counts per kind")
+@router.get(
+    "/tags",
+    response=list[TagCountsOut],
+    summary="Every tag with its counts per kind",
+    **scope("messages.read"),
+)
+@requires("messages.read")
 def tags_list(request: HttpRequest) -> list[TagCountsOut]:
     return [
         TagCountsOut(
@@ -149,34 +164,67 @@ def tags_list(request: HttpRequest) -> list[TagCountsOut]:
     ]
 
 
-@router.get("/tags/of", response=list[TagOut], summary="The tags on one chat, person or message")
+@router.get(
+    "/tags/of",
+    response=list[TagOut],
+    summary="The tags on one chat, person or message",
+    **scope("messages.read"),
+)
+@requires("messages.read")
 def tags_on(request: HttpRequest, kind: str, key: str) -> list[TagOut]:
     target = tag_target(kind=kind, key=key)
     return [_tag_out(tag) for tag in tags_of(target.kind, [target.pk]).get(target.pk, [])]
 
 
-@router.post("/tags/add", response=TagOut, summary="Tag a chat, person or message (idempotent)")
+@router.post(
+    "/tags/add",
+    response=TagOut,
+    summary="Tag a chat, person or message (idempotent)",
+    **scope("tags.write"),
+)
+@requires("tags.write")
 def tags_add(request: HttpRequest, body: TagTargetIn) -> TagOut:
     return _tag_out(tag_add(target=tag_target(kind=body.kind, key=body.key), name=body.name))
 
 
-@router.post("/tags/remove", response=RemovedOut, summary="Untag a target (idempotent)")
+@router.post(
+    "/tags/remove",
+    response=RemovedOut,
+    summary="Untag a target (idempotent)",
+    **scope("tags.write"),
+)
+@requires("tags.write")
 def tags_remove(request: HttpRequest, body: TagTargetIn) -> RemovedOut:
     target = tag_target(kind=body.kind, key=body.key)
     return RemovedOut(removed=int(tag_remove(target=target, name=body.name)))
 
 
-@router.post("/tags/rename", response=TagOut, summary="Rename a tag (409 if the name is taken)")
+@router.post(
+    "/tags/rename",
+    response=TagOut,
+    summary="Rename a tag (409 if the name is taken)",
+    **scope("tags.write"),
+)
+@requires("tags.write")
 def tags_rename(request: HttpRequest, body: TagRenameIn) -> TagOut:
     return _tag_out(tag_rename(name=body.name, new_name=body.new_name))
 
 
-@router.post("/tags/merge", response=TagOut, summary="Merge a tag into another")
+@router.post(
+    "/tags/merge", response=TagOut, summary="Merge a tag into another", **scope("tags.write")
+)
+@requires("tags.write")
 def tags_merge(request: HttpRequest, body: TagMergeIn) -> TagOut:
     return _tag_out(tag_merge(name=body.name, into=body.into))
 
 
-@router.post("/tags/delete", response=RemovedOut, summary="Delete a tag and its taggings")
+@router.post(
+    "/tags/delete",
+    response=RemovedOut,
+    summary="Delete a tag and its taggings",
+    **scope("tags.write"),
+)
+@requires("tags.write")
 def tags_delete(request: HttpRequest, body: TagNameIn) -> RemovedOut:
     return RemovedOut(removed=tag_delete(name=body.name))
 
@@ -223,7 +271,13 @@ def _person_detail(person_id: int) -> PersonDetailOut:
     )
 
 
-@router.get("/people", response=list[PersonOut], summary="People, by last activity or name")
+@router.get(
+    "/people",
+    response=list[PersonOut],
+    summary="People, by last activity or name",
+    **scope("messages.read"),
+)
+@requires("messages.read")
 def people_index(
     request: HttpRequest, q: str = "", sort: str = "recent", limit: int = 50, offset: int = 0
 ) -> list[PersonOut]:
@@ -244,7 +298,13 @@ def people_index(
     ]
 
 
-@router.post("/people", response=PersonDetailOut, summary="Make a person from identities")
+@router.post(
+    "/people",
+    response=PersonDetailOut,
+    summary="Make a person from identities",
+    **scope("people.write"),
+)
+@requires("people.write")
 def people_create(request: HttpRequest, body: PersonIn) -> PersonDetailOut:
     person = person_create(name=body.name, identity_ids=body.identity_ids)
     return _person_detail(person.pk)
@@ -254,7 +314,9 @@ def people_create(request: HttpRequest, body: PersonIn) -> PersonDetailOut:
     "/people/suggestions",
     response=list[SuggestionOut],
     summary="Identities that share a phone number or e-mail address across providers",
+    **scope("messages.read"),
 )
+@requires("messages.read")
 def people_suggestions(request: HttpRequest) -> list[SuggestionOut]:
     return [
         SuggestionOut(key=s.key, identities=[_identity_out(i) for i in s.identities])
@@ -266,23 +328,43 @@ def people_suggestions(request: HttpRequest) -> list[SuggestionOut]:
     "/people/suggestions/accept",
     response=PersonDetailOut,
     summary="Link identities that share a phone or e-mail as one person",
+    **scope("people.write"),
 )
+@requires("people.write")
 def people_suggestion_accept(request: HttpRequest, body: SuggestionIn) -> PersonDetailOut:
     return _person_detail(suggestion_accept(identity_ids=body.identity_ids).pk)
 
 
-@router.get("/people/{person_id}", response=PersonDetailOut, summary="A person, all identities")
+@router.get(
+    "/people/{person_id}",
+    response=PersonDetailOut,
+    summary="A person, all identities",
+    **scope("messages.read"),
+)
+@requires("messages.read")
 def people_show(request: HttpRequest, person_id: int) -> PersonDetailOut:
     return _person_detail(person_id)
 
 
-@router.post("/people/{person_id}/link", response=PersonDetailOut, summary="Link an identity")
+@router.post(
+    "/people/{person_id}/link",
+    response=PersonDetailOut,
+    summary="Link an identity",
+    **scope("people.write"),
+)
+@requires("people.write")
 def people_link(request: HttpRequest, person_id: int, body: IdentityIn) -> PersonDetailOut:
     identity_link(identity_id=body.identity_id, person_id=person_id)
     return _person_detail(person_id)
 
 
-@router.post("/people/{person_id}/unlink", response=PersonDetailOut, summary="Unlink an identity")
+@router.post(
+    "/people/{person_id}/unlink",
+    response=PersonDetailOut,
+    summary="Unlink an identity",
+    **scope("people.write"),
+)
+@requires("people.write")
 def people_unlink(request: HttpRequest, person_id: int, body: IdentityIn) -> PersonDetailOut:
     identity = Identity.objects.filter(pk=body.identity_id).first()
     if identity is None or identity.person_id != person_id:

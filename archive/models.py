@@ -550,3 +550,96 @@ class IdentityLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.identity_id} {self.person_name}"
+
+
+# --- the agent gateway ------------------------------------------------------------------------
+
+
+class Agent(models.Model):
+    """One of the owner's AI agents: its own token (kept only as a hash), scopes and read
+    state. `read_through`: every inbound message with an id up to it counts as read."""
+
+    public_id = models.CharField(max_length=32, unique=True, editable=False)
+    name = models.CharField(max_length=100, unique=True)
+    scopes = models.JSONField(default=list, blank=True)
+    key_id = models.CharField(max_length=16, unique=True, editable=False)
+    token_hash = models.CharField(max_length=64, editable=False)
+    since = models.DateTimeField(help_text="messages sent before this count as read")
+    read_through = models.BigIntegerField(default=0, editable=False)
+    rate_per_minute = models.PositiveIntegerField(default=600)
+    sends_per_hour = models.PositiveIntegerField(default=30)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AgentRead(models.Model):
+    """A message one agent marked read, above its watermark."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="reads")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+")
+    read_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "message"], name="agent_read_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id} read {self.message_id}"
+
+
+class AgentChatRead(models.Model):
+    """A whole chat read by one agent up to a message id."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="chat_reads")
+    chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="+")
+    through_id = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "chat"], name="agent_chat_read_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id} read chat {self.chat_id} through {self.through_id}"
+
+
+class AgentRate(models.Model):
+    """Requests of one agent in one minute (the per-token rate limit)."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    minute = models.BigIntegerField()  # Unix time // 60
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "minute"], name="agent_rate_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id} at minute {self.minute}: {self.count}"
+
+
+class Change(models.Model):
+    """The changes feed, in order: message added, edited, tombstoned; tag added, removed.
+    Written in the transaction of its cause (the sink, triggers, the tag services)."""
+
+    kind = models.CharField(max_length=24)
+    # Plain ids, not foreign keys: the feed outlives what it reports (a purged message's
+    # change stays; purging never has to rewrite the feed).
+    message_pk = models.BigIntegerField(null=True, blank=True)
+    chat_pk = models.BigIntegerField(null=True, blank=True)
+    tag = models.CharField(max_length=64, blank=True)
+    target_kind = models.CharField(max_length=8, blank=True)
+    target_id = models.BigIntegerField(null=True, blank=True)
+    at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.pk} {self.kind}"

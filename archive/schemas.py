@@ -173,3 +173,92 @@ class SuggestionOut(Schema):
 
 class SuggestionIn(Schema):
     identity_ids: list[int]
+
+
+class AttachmentOut(Schema):
+    id: str  # att_…
+    file_name: str
+    mime_type: str
+    size: int | None
+    sha256: str
+    stored: bool  # false: the export held only the name (no bytes to download)
+
+
+class MessageOut(Schema):
+    """One message as agents see it."""
+
+    id: str  # msg_…
+    chat_id: int
+    chat_title: str
+    source: str
+    sender: str | None
+    sender_id: int | None  # the identity
+    direction: str  # in | out
+    kind: str
+    sent_at: datetime
+    edited_at: datetime | None
+    deleted: bool
+    text: str
+    reply_to: str | None  # msg_… of the parent
+    delivery_status: str
+    attachments: list[AttachmentOut]
+
+
+class UnreadOut(Schema):
+    messages: list[MessageOut]
+    next_cursor: str | None
+
+
+class MarkReadIn(Schema):
+    """Exactly one of: `ids` (msg_…, at most 1,000), `up_to` (msg_…: everything stored up
+    to it), `chat_id` (the whole chat as it is now)."""
+
+    ids: list[str] = []
+    up_to: str | None = None
+    chat_id: int | None = None
+
+
+class MarkReadOut(Schema):
+    marked: int
+    unread_first: str | None  # msg_… of the oldest message still unread
+
+
+class ChangeOut(Schema):
+    """One change: message.added, message.edited, message.tombstoned, tag.added,
+    tag.removed. `message` is null when the message has been purged since."""
+
+    seq: int
+    kind: str
+    at: datetime
+    message: str | None
+    chat_id: int | None
+    tag: str | None
+    target_kind: str | None
+    target_id: int | None
+
+
+class ChangesOut(Schema):
+    changes: list[ChangeOut]
+    cursor: str  # poll again with it; it never skips a change
+
+
+class ChatOut(Schema):
+    id: int
+    title: str
+    kind: str
+    source: str
+    account: str
+    message_count: int
+    last_message_at: datetime | None
+
+
+class ChatMessagesOut(Schema):
+    messages: list[MessageOut]  # oldest first
+    older: str | None  # cursor for the page before
+    newer: str | None  # cursor for the page after
+
+
+class MessageContextOut(Schema):
+    message: MessageOut
+    before: list[MessageOut]  # oldest first
+    after: list[MessageOut]

@@ -558,6 +558,13 @@ def _insert_messages(
             " SELECT id FROM archive_message WHERE id >= %s",
             [first],
         )
+        # The changes feed (agents poll it): one row per new message, set-wise too.
+        cursor.execute(
+            "INSERT INTO archive_change (kind, message_pk, chat_pk, tag, target_kind, at)"
+            " SELECT 'message.added', id, chat_id, '', '', %s FROM archive_message"
+            " WHERE id >= %s ORDER BY id",
+            [stamp, first],
+        )
     return ids
 
 

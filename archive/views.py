@@ -24,7 +24,7 @@ from archive.connectors.registry import formats
 from archive.forms import ImportForm, SetPasswordForm
 from archive.jobs import import_run as import_run_job
 from archive.jobs import tag_bulk_run as tag_bulk_job
-from archive.models import Identity, Tag, TagBulk
+from archive.models import Agent, Identity, Tag, TagBulk
 from archive.selectors.archive import (
     CHAT_SORTS,
     chat_get,
@@ -51,6 +51,15 @@ from archive.selectors.search.messages import SORTS as SEARCH_SORTS
 from archive.selectors.search.messages import message_search, recent_searches, saved_searches
 from archive.selectors.search.parser import QuerySyntaxError
 from archive.selectors.tags import tag_bulk_get, tag_list, tag_names, tags_of
+from archive.services.agents import (
+    SCOPES,
+    Issued,
+    agent_create,
+    agent_revoke,
+    agent_rotate,
+    agent_update,
+    since_clean,
+)
 from archive.services.attachments import attachment_download, attachment_thumbnail
 from archive.services.imports import import_job_cancel, import_job_create, import_job_resume
 from archive.services.owner import login_code_check, owner_set_password
@@ -593,3 +602,64 @@ def message_revisions(request: HtmxHttpRequest, public_id: str) -> HttpResponse:
     revisions = list(message.revisions.order_by("recorded_at", "id"))
     template = "archive/revisions.html" + ("#list" if request.htmx else "")
     return render(request, template, {"m": message, "revisions": revisions})
+
+
+# --- agents -------------------------------------------------------------------------------
+
+
+def _agents_page(
+    request: HttpRequest, issued: Issued | None = None, status: int = 200
+) -> HttpResponse:
+    response = render(
+        request,
+        "archive/agents.html",
+        {
+            "agents": Agent.objects.all(),
+            "scopes": SCOPES.items(),
+            "issued": issued,
+            "error": getattr(request, "_agent_error", ""),
+        },
+        status=status,
+    )
+    if issued is not None:  # the token is in this answer only: never cache it
+        response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def agents(request: HttpRequest) -> HttpResponse:
+    """The owner's agents; making one shows its token once, on this answer only."""
+    if request.method == "POST":
+        try:
+            issued = agent_create(
+                name=request.POST.get("name", ""),
+                scopes=request.POST.getlist("scopes"),
+                since=since_clean(request.POST.get("since")),
+            )
+        except (Invalid, Conflict) as exc:
+            request._agent_error = str(exc)  # type: ignore[attr-defined]
+            return _agents_page(request, status=422)
+        return _agents_page(request, issued)
+    return _agents_page(request)
+
+
+@require_POST
+def agent_edit_view(request: HttpRequest, public_id: str) -> HttpResponse:
+    """Rotate (a new token, shown once), revoke, or change scopes."""
+    action = request.POST.get("action", "")
+    try:
+        if action == "rotate":
+            return _agents_page(request, agent_rotate(public_id=public_id))
+        if action == "revoke":
+            agent = agent_revoke(public_id=public_id)
+            flash.success(request, f"Revoked “{agent.name}”: its token no longer works.")
+        elif action == "scopes":
+            agent = agent_update(public_id=public_id, scopes=request.POST.getlist("scopes"))
+            flash.success(request, f"Scopes of “{agent.name}” saved.")
+        else:
+            raise Invalid("action: rotate, revoke or scopes")
+    except NotFound as exc:
+        return error_page(request, exc)
+    except Invalid as exc:
+        flash.error(request, str(exc))
+    return redirect("archive:agents")

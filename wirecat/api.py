@@ -7,30 +7,77 @@ when the agent gateway lands. Domain errors map to HTTP here, once.
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import ValidationError as NinjaValidationError
 from ninja.security import django_auth
 
 from archive.api import router as archive_router
-from wirecat.errors import WireCatError
+from archive.api_auth import AgentToken
+from archive.api_messages import router as messages_router
+from wirecat.errors import RateLimited, WireCatError
 
 api = NinjaAPI(
     title="WireCat API",
     version="1",
-    description="The owner's archive for their agents: read, search, send through a guard.",
-    auth=django_auth,
+    description=(
+        "The owner's archive for their agents: read, search, tag, send through a guard.\n\n"
+        "Authenticate with an agent's token (`Authorization: Bearer wct_…`, made on the "
+        "Agents page) or the owner's session. Each operation names the scope an agent needs "
+        '(`x-scope`). Every error answers the same JSON shape: `{"error": kind, '
+        '"detail": what and where}` (plus `position` for a query syntax error); 429 comes '
+        "with `Retry-After`."
+    ),
+    auth=[AgentToken(), django_auth],
     urls_namespace="api",
     docs_decorator=login_required,
 )
 
 
+def _error(
+    request: HttpRequest, kind: str, detail: str, status: int, **extra: object
+) -> HttpResponse:
+    return api.create_response(request, {"error": kind, "detail": detail, **extra}, status=status)
+
+
 @api.exception_handler(WireCatError)
 def wirecat_error(request: HttpRequest, exc: WireCatError) -> HttpResponse:
-    body: dict[str, object] = {"error": type(exc).__name__, "detail": str(exc)}
+    extra: dict[str, object] = {}
     position = getattr(exc, "position", None)
     if isinstance(position, int):  # a query syntax error says where
-        body["position"] = position
-    return api.create_response(request, body, status=exc.http_status)
+        extra["position"] = position
+    response = _error(request, type(exc).__name__, str(exc), exc.http_status, **extra)
+    if isinstance(exc, RateLimited):
+        response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+@api.exception_handler(NinjaValidationError)
+def validation_error(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
+    problems = []
+    for error in exc.errors:
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        problems.append(f"{where}: {error.get('msg', 'invalid')}")
+    return _error(request, "Invalid", "; ".join(problems) or "invalid request", 422)
+
+
+@api.exception_handler(AuthenticationError)
+def authentication_error(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return _error(
+        request, "Unauthorized", "a valid agent token or the owner's session is needed", 401
+    )
+
+
+@api.exception_handler(HttpError)
+def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    return _error(request, "HttpError", str(exc), exc.status_code)
+
+
+@api.exception_handler(Http404)
+def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return _error(request, "NotFound", str(exc) or "not found", 404)
 
 
 api.add_router("/", archive_router)
+api.add_router("/", messages_router)

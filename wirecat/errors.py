@@ -27,3 +27,17 @@ class Conflict(WireCatError):
 
 class NotReady(WireCatError):
     http_status = 503
+
+
+class RateLimited(WireCatError):
+    """Too many requests; `retry_after` seconds until the next is accepted."""
+
+    http_status = 429
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class TooLarge(WireCatError):
+    http_status = 413

@@ -8,6 +8,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models.functions import Lower
@@ -105,13 +106,27 @@ def _ensure(name: str) -> Tag:
         return found
 
 
+def _changed(kind: str, tag: Tag, where: str, params: list[Any]) -> None:
+    """Changes-feed rows ("tag.added"/"tag.removed") for the taggings `where` selects."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO archive_change (kind, message_pk, chat_pk, tag, target_kind,"
+            " target_id, at) SELECT %s, CASE WHEN g.target_kind = 'message' THEN g.target_id"
+            " END, NULL, %s, g.target_kind, g.target_id, %s FROM archive_tagging AS g"
+            f" WHERE {where} ORDER BY g.id",
+            [kind, tag.name, timezone.now(), *params],
+        )
+
+
 @transaction.atomic
 def tag_add(*, target: TagTarget, name: str, actor: str = "owner") -> Tag:
     """Put tag `name` on `target`, making the tag when it is new. Idempotent."""
     tag = _ensure(name)
-    Tagging.objects.get_or_create(
+    tagging, made = Tagging.objects.get_or_create(
         tag=tag, target_kind=target.kind, target_id=target.pk, defaults={"actor": actor}
     )
+    if made:
+        _changed("tag.added", tag, "g.id = %s", [tagging.pk])
     return tag
 
 
@@ -121,6 +136,8 @@ def tag_remove(*, target: TagTarget, name: str) -> bool:
     tag = _find(tag_name_clean(name))
     if tag is None:
         return False
+    where = "g.tag_id = %s AND g.target_kind = %s AND g.target_id = %s"
+    _changed("tag.removed", tag, where, [tag.pk, target.kind, target.pk])
     deleted, _ = Tagging.objects.filter(
         tag=tag, target_kind=target.kind, target_id=target.pk
     ).delete()
@@ -156,6 +173,12 @@ def tag_merge(*, name: str, into: str) -> Tag:
     target = _ensure(into)
     if target.pk == source.pk:
         raise Invalid("merge: a tag cannot be merged into itself")
+    _changed("tag.removed", source, "g.tag_id = %s", [source.pk])
+    fresh = (
+        "g.tag_id = %s AND NOT EXISTS (SELECT 1 FROM archive_tagging AS t WHERE t.tag_id = %s"
+        " AND t.target_kind = g.target_kind AND t.target_id = g.target_id)"
+    )
+    _changed("tag.added", target, fresh, [source.pk, target.pk])
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE OR IGNORE archive_tagging SET tag_id = %s WHERE tag_id = %s",
@@ -172,6 +195,7 @@ def tag_delete(*, name: str) -> int:
     if tag is None:
         return 0
     count = tag.taggings.count()
+    _changed("tag.removed", tag, "g.tag_id = %s", [tag.pk])
     tag.delete()
     return count
 
@@ -238,10 +262,19 @@ def tag_bulk_run(*, bulk_id: int, progress: Callable[[int, int], None] | None = 
             cursor.execute(
                 "INSERT INTO archive_tagging (tag_id, target_kind, target_id, actor, bulk_id,"
                 " created_at) SELECT %s, 'message', value, 'owner', %s, %s FROM json_each(%s)"
-                " WHERE true ON CONFLICT (tag_id, target_kind, target_id) DO NOTHING",
+                " WHERE true ON CONFLICT (tag_id, target_kind, target_id) DO NOTHING"
+                " RETURNING target_id",
                 [bulk.tag_id, bulk.pk, now, "[" + ",".join(map(str, chunk)) + "]"],
             )
-            added = cursor.rowcount
+            made = [int(row[0]) for row in cursor.fetchall()]
+            added = len(made)
+            _changed(
+                "tag.added",
+                bulk.tag,
+                "g.bulk_id = %s AND g.target_kind = 'message'"
+                " AND g.target_id IN (SELECT value FROM json_each(%s))",
+                [bulk.pk, "[" + ",".join(map(str, made)) + "]"],
+            )
             TagBulk.objects.filter(pk=bulk.pk).update(
                 done=start + len(chunk), added=bulk.added + added
             )
@@ -257,9 +290,10 @@ def tag_bulk_run(*, bulk_id: int, progress: Callable[[int, int], None] | None = 
 @transaction.atomic
 def tag_bulk_undo(*, bulk_id: int) -> int:
     """Remove exactly the taggings a run added; the number removed. Idempotent."""
-    bulk = TagBulk.objects.select_for_update().filter(pk=bulk_id).first()
+    bulk = TagBulk.objects.select_related("tag").filter(pk=bulk_id).first()
     if bulk is None:
         raise NotFound(f"tag-all run {bulk_id} does not exist")
+    _changed("tag.removed", bulk.tag, "g.bulk_id = %s", [bulk.pk])
     removed, _ = Tagging.objects.filter(bulk=bulk).delete()
     if bulk.state != TagBulkState.UNDONE:
         bulk.state = TagBulkState.UNDONE
