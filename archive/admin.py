@@ -11,6 +11,7 @@ from archive.models import (
     Attachment,
     Chat,
     ConnectorState,
+    GatewaySettings,
     Identity,
     IdentityLink,
     Message,
@@ -18,6 +19,7 @@ from archive.models import (
     Person,
     SavedSearch,
     SearchConfig,
+    SendAttempt,
     Tag,
     TagBulk,
     WorkerHeartbeat,
@@ -27,7 +29,16 @@ from archive.services.agents import SCOPES, agent_create, agent_revoke, scopes_c
 
 @admin.register(Account)
 class AccountAdmin(admin.ModelAdmin[Account]):
-    list_display = ("name", "provider", "external_id", "send_permission", "created_at")
+    list_display = (
+        "name",
+        "provider",
+        "external_id",
+        "send_permission",
+        "send_to_any_chat",
+        "sends_per_hour",
+        "created_at",
+    )
+    list_editable = ("send_permission", "send_to_any_chat", "sends_per_hour")
     list_filter = ("provider", "send_permission")
     search_fields = ("name", "external_id")
     raw_id_fields = ("owner_identity",)
@@ -35,8 +46,9 @@ class AccountAdmin(admin.ModelAdmin[Account]):
 
 @admin.register(Chat)
 class ChatAdmin(admin.ModelAdmin[Chat]):
-    list_display = ("title", "kind", "account", "message_count", "last_message_at")
-    list_filter = ("kind", "account__provider")
+    list_display = ("title", "kind", "account", "message_count", "last_message_at", "send_allowed")
+    list_editable = ("send_allowed",)
+    list_filter = ("kind", "account__provider", "send_allowed")
     search_fields = ("title", "external_id")
     readonly_fields = ("message_count", "last_message_at")
 
@@ -208,3 +220,20 @@ class AgentAdmin(admin.ModelAdmin[Agent]):
     def revoke(self, request: HttpRequest, queryset: Any) -> None:
         for agent in queryset:
             agent_revoke(public_id=agent.public_id)
+
+
+@admin.register(GatewaySettings)
+class GatewaySettingsAdmin(admin.ModelAdmin[GatewaySettings]):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return not GatewaySettings.objects.exists()
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(SendAttempt)
+class SendAttemptAdmin(ReadOnlyAdmin):
+    """The send journal (never the text)."""
+
+    list_display = ("at", "public_id", "agent", "account", "chat", "outcome", "rule")
+    list_filter = ("outcome", "rule")

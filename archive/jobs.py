@@ -10,6 +10,7 @@ from celery.signals import worker_ready
 
 from archive.services.imports import import_run as import_run_service
 from archive.services.search_index import stems_drain, vocabulary_refresh
+from archive.services.sends import send_deliver as send_deliver_service
 from archive.services.store import heartbeat_record
 from archive.services.store import store_optimize as store_optimize_service
 from archive.services.tags import tag_bulk_fail
@@ -80,3 +81,14 @@ def tag_bulk_run(bulk_id: int) -> str:
         tag_bulk_fail(bulk_id=bulk_id, error=str(exc))
         return f"failed: {exc}"
     return f"tag-all {bulk.pk}: {bulk.added} added of {bulk.total}"
+
+
+@shared_task(name="archive.jobs.send_deliver", ignore_result=True, acks_late=True)
+def send_deliver(attempt_id: int) -> str:
+    """Hand one allowed send to its connector. Redelivered, a send already out stays out."""
+    try:
+        attempt = send_deliver_service(attempt_id=attempt_id)
+    except NotFound:
+        log.info("send %s is gone; skipped", attempt_id)
+        return "gone"
+    return f"{attempt.public_id} {attempt.outcome}"

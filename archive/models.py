@@ -98,6 +98,9 @@ class Account(models.Model):
     send_permission = models.CharField(
         max_length=16, choices=SendPermission.choices, default=SendPermission.DENY
     )
+    # The recipient allow-list: chats marked `send_allowed`, or every chat with this on.
+    send_to_any_chat = models.BooleanField(default=False)
+    sends_per_hour = models.PositiveIntegerField(default=60)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -120,6 +123,7 @@ class ChatKind(models.TextChoices):
 
 class Chat(models.Model):
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="chats")
+    send_allowed = models.BooleanField(default=False)  # on the account's allow-list
     external_id = models.CharField(max_length=255)
     kind = models.CharField(max_length=16, choices=ChatKind.choices, default=ChatKind.DM)
     title = models.CharField(max_length=500, blank=True)
@@ -151,9 +155,11 @@ class MessageKind(models.TextChoices):
 
 
 class DeliveryStatus(models.TextChoices):
+    AWAITING = "awaiting", "Awaiting the owner's approval"
     PENDING = "pending", "Pending"
     SENT = "sent", "Sent"
     FAILED = "failed", "Failed"
+    REFUSED = "refused", "Refused by the owner"
 
 
 class MessageQuerySet(models.QuerySet["Message"]):
@@ -643,3 +649,88 @@ class Change(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pk} {self.kind}"
+
+
+class GatewaySettings(models.Model):
+    """The owner's switches for agents (one row): the global read-only lock."""
+
+    read_only = models.BooleanField(
+        default=False, help_text="refuse every send, whatever the account allows"
+    )
+    webhooks_allow_private = models.BooleanField(
+        default=False, help_text="let webhooks reach private and loopback addresses"
+    )
+
+    class Meta:
+        verbose_name = verbose_name_plural = "gateway settings"
+
+    def __str__(self) -> str:
+        return "gateway settings"
+
+
+class SendOutcome(models.TextChoices):
+    REFUSED = "refused", "Refused by the guard"
+    AWAITING = "awaiting", "Awaiting the owner"
+    QUEUED = "queued", "Queued for the connector"
+    SENT = "sent", "Sent"
+    FAILED = "failed", "Failed"
+    REJECTED = "rejected", "Refused by the owner"
+
+
+class SendAttempt(models.Model):
+    """The send journal: every attempt, who, where, when, how it ended. Never the text
+    (that lives only in the outbound message row)."""
+
+    public_id = models.CharField(max_length=32, unique=True, editable=False)
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="sends"
+    )
+    account = models.ForeignKey(
+        Account, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    chat = models.ForeignKey(
+        Chat, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    outcome = models.CharField(max_length=16, choices=SendOutcome.choices)
+    rule = models.CharField(max_length=32, blank=True)  # the guard rule that refused
+    error = models.CharField(max_length=500, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-at", "-id")
+        indexes = [
+            models.Index(fields=["account", "at"], name="send_account_time_idx"),
+            models.Index(fields=["agent", "at"], name="send_agent_time_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} {self.outcome}"
+
+
+class IdempotencyKey(models.Model):
+    """A send's first answer, replayed for 24 hours to a retry with the same key and body."""
+
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    key = models.CharField(max_length=200)
+    body_hash = models.CharField(max_length=64)
+    status = models.PositiveSmallIntegerField()
+    response = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "key"],
+                name="idempotency_agent_key_unique",
+                nulls_distinct=False,
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.key

@@ -262,3 +262,25 @@ class MessageContextOut(Schema):
     message: MessageOut
     before: list[MessageOut]  # oldest first
     after: list[MessageOut]
+
+
+class SendIn(Schema):
+    """Send `text` to chat `chat_id` of account `account_id` (ids from /chats), optionally
+    as a reply to a message (msg_…)."""
+
+    account_id: int
+    chat_id: int
+    text: str
+    reply_to: str | None = None
+
+
+class SendOut(Schema):
+    """A send and what became of it: awaiting (the owner decides), queued (on its way),
+    sent, failed, rejected (by the owner) or refused (by the guard: `rule` says which)."""
+
+    send_id: str
+    status: str
+    message_id: str | None
+    rule: str | None
+    error: str | None
+    at: datetime

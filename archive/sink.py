@@ -24,6 +24,7 @@ from archive.domain import (
     DIRECTIONS,
     MAX_BATCH_MESSAGES,
     MESSAGE_KINDS,
+    AccountRecord,
     AttachmentRecord,
     Batch,
     BatchResult,
@@ -699,3 +700,56 @@ def message_purge(*, message_ids: Iterable[int]) -> int:
             chat.last_message_at = stats["latest"]
             chat.save(update_fields=["message_count", "last_message_at"])
     return count
+
+
+def outbound_record(
+    *, chat: Chat, text: str, send_id: str, reply_to: Message | None, status: str
+) -> Message:
+    """Write one outbound message (a send) through the batch path, with its delivery
+    status; its provider id is the send id until the connector reports its own."""
+    account = chat.account
+    owner = account.owner_identity
+    record = MessageRecord(
+        chat_external_id=chat.external_id,
+        external_id=send_id,
+        sent_at=timezone.now(),
+        text=text,
+        sender_external_id=owner.external_id if owner is not None else None,
+        direction="out",
+        reply_to_external_id=reply_to.external_id if reply_to is not None else "",
+    )
+    with transaction.atomic():
+        batch_record(
+            batch=Batch(
+                account=AccountRecord(
+                    provider=account.provider, external_id=account.external_id, name=account.name
+                ),
+                chats=(
+                    ChatRecord(
+                        external_id=chat.external_id,
+                        kind=chat.kind,
+                        title=chat.title,
+                        metadata=chat.provider_metadata,
+                    ),
+                ),
+                messages=(record,),
+            )
+        )
+        message = Message.objects.get(account=account, chat=chat, external_id=send_id)
+        delivery_set(message_id=message.pk, status=status)
+        message.delivery_status = status
+    return message
+
+
+def delivery_set(*, message_id: int, status: str, provider_id: str = "") -> None:
+    """Record what became of an outbound message (and the provider's id for it)."""
+    with transaction.atomic(), sink_writes():
+        message = Message.objects.filter(pk=message_id).first()
+        if message is None:
+            return
+        message.delivery_status = status
+        fields = ["delivery_status", "updated_at"]
+        if provider_id:
+            message.provider_metadata = {**message.provider_metadata, "provider_id": provider_id}
+            fields.append("provider_metadata")
+        message.save(update_fields=fields)

@@ -13,6 +13,7 @@ from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseRed
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import escape
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -23,8 +24,9 @@ from archive.blobs import blob_open
 from archive.connectors.registry import formats
 from archive.forms import ImportForm, SetPasswordForm
 from archive.jobs import import_run as import_run_job
+from archive.jobs import send_deliver as send_deliver_job
 from archive.jobs import tag_bulk_run as tag_bulk_job
-from archive.models import Agent, Identity, Tag, TagBulk
+from archive.models import Agent, Identity, SendAttempt, SendOutcome, Tag, TagBulk
 from archive.selectors.archive import (
     CHAT_SORTS,
     chat_get,
@@ -71,6 +73,7 @@ from archive.services.people import (
     suggestion_accept,
 )
 from archive.services.searches import search_delete, search_record, search_save
+from archive.services.sends import gateway_settings, send_approve, send_reject
 from archive.services.tags import (
     BULK_INLINE,
     tag_add,
@@ -663,3 +666,56 @@ def agent_edit_view(request: HttpRequest, public_id: str) -> HttpResponse:
     except Invalid as exc:
         flash.error(request, str(exc))
     return redirect("archive:agents")
+
+
+# --- sends --------------------------------------------------------------------------------
+
+
+@require_GET
+def sends_page(request: HttpRequest) -> HttpResponse:
+    """Sends awaiting the owner (with their text), the read-only lock, the journal."""
+    awaiting = (
+        SendAttempt.objects.filter(outcome=SendOutcome.AWAITING)
+        .select_related("agent", "account", "chat", "message")
+        .order_by("at", "id")
+    )
+    journal = SendAttempt.objects.select_related("agent", "account", "chat")[:50]
+    return render(
+        request,
+        "archive/sends.html",
+        {"awaiting": awaiting, "journal": journal, "settings": gateway_settings()},
+    )
+
+
+@require_POST
+def send_decide_view(request: HtmxHttpRequest, send_id: str) -> HttpResponse:
+    decision = request.POST.get("decision", "")
+    try:
+        if decision == "approve":
+            attempt = send_approve(send_id=send_id)
+            send_deliver_job.delay_on_commit(attempt.pk)
+        elif decision == "refuse":
+            attempt = send_reject(send_id=send_id)
+        else:
+            raise Invalid("decision: approve or refuse")
+    except NotFound as exc:
+        return error_page(request, exc)
+    except (Conflict, Invalid) as exc:
+        if request.htmx:
+            return HttpResponse(f'<p class="error" role="alert">{escape(str(exc))}</p>', status=422)
+        flash.error(request, str(exc))
+        return redirect("archive:sends")
+    if request.htmx:
+        return render(request, "archive/sends.html#decided", {"attempt": attempt})
+    flash.success(request, f"Send {attempt.public_id}: {attempt.get_outcome_display().lower()}.")
+    return redirect("archive:sends")
+
+
+@require_POST
+def gateway_lock_view(request: HttpRequest) -> HttpResponse:
+    settings_row = gateway_settings()
+    settings_row.read_only = request.POST.get("read_only") == "1"
+    settings_row.save(update_fields=["read_only"])
+    state = "on: every send is refused" if settings_row.read_only else "off"
+    flash.success(request, f"Read-only lock {state}.")
+    return redirect("archive:sends")

@@ -16,6 +16,7 @@ from ninja.security import django_auth
 from archive.api import router as archive_router
 from archive.api_auth import AgentToken
 from archive.api_messages import router as messages_router
+from archive.api_sends import router as sends_router
 from wirecat.errors import RateLimited, WireCatError
 
 api = NinjaAPI(
@@ -80,4 +81,5 @@ def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
 
 
 api.add_router("/", archive_router)
+api.add_router("/", sends_router)  # before /messages/{message_id}: /messages/send is literal
 api.add_router("/", messages_router)

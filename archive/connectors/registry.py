@@ -10,7 +10,7 @@ import archive.connectors as package
 from archive.connectors.base import ExportReader
 from wirecat.errors import Invalid
 
-_NOT_READERS = {"base", "registry"}
+_NOT_READERS = {"base", "registry", "sending"}
 
 
 def readers() -> list[ExportReader]:
