@@ -15,6 +15,7 @@ from archive.services.store import heartbeat_record
 from archive.services.store import store_optimize as store_optimize_service
 from archive.services.tags import tag_bulk_fail
 from archive.services.tags import tag_bulk_run as tag_bulk_run_service
+from archive.services.webhooks import deliver_due
 from wirecat.errors import Conflict, NotFound, WireCatError
 
 log = logging.getLogger(__name__)
@@ -92,3 +93,9 @@ def send_deliver(attempt_id: int) -> str:
         log.info("send %s is gone; skipped", attempt_id)
         return "gone"
     return f"{attempt.public_id} {attempt.outcome}"
+
+
+@shared_task(name="archive.jobs.webhooks_deliver", ignore_result=True)
+def webhooks_deliver() -> str:
+    """Every few seconds (beat): POST the webhook deliveries that are due."""
+    return f"webhooks: {deliver_due()} attempted"

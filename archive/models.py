@@ -646,6 +646,8 @@ class Change(models.Model):
     target_kind = models.CharField(max_length=8, blank=True)
     target_id = models.BigIntegerField(null=True, blank=True)
     at = models.DateTimeField()
+    # Changes made by importing history: in the feed, but no webhook is told of them.
+    quiet = models.BooleanField(default=False)
 
     def __str__(self) -> str:
         return f"{self.pk} {self.kind}"
@@ -734,3 +736,64 @@ class IdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+WEBHOOK_EVENTS = (
+    "message.inbound",
+    "message.outbound",
+    "message.edited",
+    "message.deleted",
+    "send.status",
+    "tag.changed",
+)
+
+
+class WebhookEndpoint(models.Model):
+    """Where the owner wants events POSTed, signed with `secret`."""
+
+    url = models.URLField(max_length=500)
+    secret = models.CharField(max_length=100)
+    events = models.JSONField(default=list, blank=True)  # empty: every event
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("id",)
+
+    def __str__(self) -> str:
+        return self.url
+
+
+class DeliveryState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RETRYING = "retrying", "Retrying"
+    DELIVERED = "delivered", "Delivered"
+    DEAD = "dead", "Dead"
+
+
+class WebhookDelivery(models.Model):
+    """One event for one endpoint, enqueued (by a trigger on the changes feed) in the
+    transaction of its cause, delivered at least once by the webhooks job."""
+
+    endpoint = models.ForeignKey(
+        WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries"
+    )
+    change_pk = models.BigIntegerField()
+    event = models.CharField(max_length=24)
+    state = models.CharField(
+        max_length=12, choices=DeliveryState.choices, default=DeliveryState.PENDING
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField()
+    last_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, blank=True)
+    last_response = models.CharField(max_length=500, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ("-id",)
+        indexes = [models.Index(fields=["state", "next_attempt_at"], name="delivery_due_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.event} to {self.endpoint_id}: {self.state}"

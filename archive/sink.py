@@ -9,9 +9,11 @@ the models refuse it, and a test scans the code for it.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -292,6 +294,20 @@ def _apply_update(
     return changed, tombstoned
 
 
+_quiet: contextvars.ContextVar[bool] = contextvars.ContextVar("sink_quiet", default=False)
+
+
+@contextmanager
+def quiet_changes() -> Iterator[None]:
+    """Within: messages added are in the changes feed but tell no webhook (an import of
+    history is not news)."""
+    token = _quiet.set(True)
+    try:
+        yield
+    finally:
+        _quiet.reset(token)
+
+
 def batch_record(*, batch: Batch, then: Callable[[BatchResult], None] | None = None) -> BatchResult:
     """Record one bounded batch in one transaction; all or nothing. Idempotent.
 
@@ -561,10 +577,10 @@ def _insert_messages(
         )
         # The changes feed (agents poll it): one row per new message, set-wise too.
         cursor.execute(
-            "INSERT INTO archive_change (kind, message_pk, chat_pk, tag, target_kind, at)"
-            " SELECT 'message.added', id, chat_id, '', '', %s FROM archive_message"
+            "INSERT INTO archive_change (kind, message_pk, chat_pk, tag, target_kind, at, quiet)"
+            " SELECT 'message.added', id, chat_id, '', '', %s, %s FROM archive_message"
             " WHERE id >= %s ORDER BY id",
-            [stamp, first],
+            [stamp, int(_quiet.get()), first],
         )
     return ids
 

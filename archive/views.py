@@ -26,7 +26,16 @@ from archive.forms import ImportForm, SetPasswordForm
 from archive.jobs import import_run as import_run_job
 from archive.jobs import send_deliver as send_deliver_job
 from archive.jobs import tag_bulk_run as tag_bulk_job
-from archive.models import Agent, Identity, SendAttempt, SendOutcome, Tag, TagBulk
+from archive.models import (
+    WEBHOOK_EVENTS,
+    Agent,
+    Identity,
+    SendAttempt,
+    SendOutcome,
+    Tag,
+    TagBulk,
+    WebhookEndpoint,
+)
 from archive.selectors.archive import (
     CHAT_SORTS,
     chat_get,
@@ -88,6 +97,13 @@ from archive.services.tags import (
     tag_target,
 )
 from archive.services.uploads import safe_file_name, upload_store
+from archive.services.webhooks import (
+    delivery_replay,
+    endpoint_create,
+    endpoint_delete,
+    endpoint_get,
+    endpoint_set_active,
+)
 from wirecat.errors import Conflict, Invalid, NotFound, WireCatError
 
 
@@ -719,3 +735,82 @@ def gateway_lock_view(request: HttpRequest) -> HttpResponse:
     state = "on: every send is refused" if settings_row.read_only else "off"
     flash.success(request, f"Read-only lock {state}.")
     return redirect("archive:sends")
+
+
+# --- webhooks -----------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+def webhooks(request: HttpRequest) -> HttpResponse:
+    """Endpoints and their recent deliveries; a new endpoint's secret is shown once."""
+    made: WebhookEndpoint | None = None
+    error = ""
+    if request.method == "POST":
+        try:
+            made = endpoint_create(
+                url=request.POST.get("url", ""),
+                events=request.POST.getlist("events"),
+                secret=request.POST.get("secret", ""),
+            )
+        except Invalid as exc:
+            error = str(exc)
+    response = render(
+        request,
+        "archive/webhooks.html",
+        {
+            "endpoints": WebhookEndpoint.objects.all(),
+            "events": WEBHOOK_EVENTS,
+            "made": made,
+            "error": error,
+            "settings": gateway_settings(),
+        },
+        status=422 if error else 200,
+    )
+    if made is not None:
+        response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def webhook_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+    try:
+        endpoint = endpoint_get(endpoint_id=endpoint_id)
+        if request.method == "POST":
+            action = request.POST.get("action", "")
+            if action == "replay":
+                raw = request.POST.get("delivery", "")
+                if not raw.isdigit():
+                    raise Invalid("delivery: not an id")
+                delivery_replay(delivery_id=int(raw))
+                flash.success(request, f"Delivery {raw} will be sent again.")
+            elif action in ("pause", "resume"):
+                endpoint_set_active(endpoint_id=endpoint_id, active=action == "resume")
+                flash.success(request, f"Endpoint {'resumed' if action == 'resume' else 'paused'}.")
+            elif action == "delete":
+                endpoint_delete(endpoint_id=endpoint_id)
+                flash.success(request, "Endpoint deleted with its deliveries.")
+                return redirect("archive:webhooks")
+            else:
+                raise Invalid("action: replay, pause, resume or delete")
+            return redirect("archive:webhook", endpoint_id=endpoint_id)
+    except NotFound as exc:
+        return error_page(request, exc)
+    except Invalid as exc:
+        flash.error(request, str(exc))
+        return redirect("archive:webhook", endpoint_id=endpoint_id)
+    deliveries = Paginator(endpoint.deliveries.all(), 50).get_page(request.GET.get("page"))
+    return render(request, "archive/webhook.html", {"endpoint": endpoint, "deliveries": deliveries})
+
+
+@require_POST
+def webhooks_private_view(request: HttpRequest) -> HttpResponse:
+    row = gateway_settings()
+    row.webhooks_allow_private = request.POST.get("allow") == "1"
+    row.save(update_fields=["webhooks_allow_private"])
+    flash.success(
+        request,
+        "Private addresses allowed."
+        if row.webhooks_allow_private
+        else "Private addresses refused.",
+    )
+    return redirect("archive:webhooks")

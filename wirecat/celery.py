@@ -35,6 +35,11 @@ def _beat_schedule(heartbeat_seconds: int) -> dict[str, dict[str, object]]:
             "schedule": 60.0,
             "options": {"expires": 55.0},
         },
+        "webhooks-deliver": {
+            "task": "archive.jobs.webhooks_deliver",
+            "schedule": 10.0,
+            "options": {"expires": 9.0},
+        },
         "store-optimize-nightly": {
             "task": "archive.jobs.store_optimize",
             "schedule": crontab(hour="3", minute="30"),

@@ -55,6 +55,7 @@ class Migration(migrations.Migration):
                 ("target_kind", models.CharField(blank=True, max_length=8)),
                 ("target_id", models.BigIntegerField(blank=True, null=True)),
                 ("at", models.DateTimeField()),
+                ("quiet", models.BooleanField(default=False)),
             ],
         ),
         migrations.CreateModel(
@@ -159,14 +160,14 @@ Migration.operations.append(
         [
             "CREATE TRIGGER change_message_edited AFTER UPDATE OF text ON archive_message"
             " WHEN old.text IS NOT new.text BEGIN"
-            " INSERT INTO archive_change (kind, message_pk, chat_pk, tag, target_kind, at)"
+            " INSERT INTO archive_change (kind, message_pk, chat_pk, tag, target_kind, at, quiet)"
             " VALUES ('message.edited', new.id, new.chat_id, '', '',"
-            " strftime('%Y-%m-%d %H:%M:%f', 'now')); END",
+            " strftime('%Y-%m-%d %H:%M:%f', 'now'), 0); END",
             "CREATE TRIGGER change_message_tombstoned AFTER UPDATE OF deleted_at ON"
             " archive_message WHEN old.deleted_at IS NULL AND new.deleted_at IS NOT NULL BEGIN"
-            " INSERT INTO archive_change (kind, message_pk, chat_pk, tag, target_kind, at)"
+            " INSERT INTO archive_change (kind, message_pk, chat_pk, tag, target_kind, at, quiet)"
             " VALUES ('message.tombstoned', new.id, new.chat_id, '', '',"
-            " strftime('%Y-%m-%d %H:%M:%f', 'now')); END",
+            " strftime('%Y-%m-%d %H:%M:%f', 'now'), 0); END",
         ],
         [
             "DROP TRIGGER IF EXISTS change_message_edited",

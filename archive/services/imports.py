@@ -43,7 +43,7 @@ from archive.domain import (
 )
 from archive.models import Chat, ImportJob, ImportStatus
 from archive.services.reading import ExportItems
-from archive.sink import batch_record
+from archive.sink import batch_record, quiet_changes
 from wirecat.errors import Conflict, Invalid, NotFound
 
 log = logging.getLogger(__name__)
@@ -262,7 +262,8 @@ def import_run(
     job = _claim(job_id)
     if job.cancel_requested:
         return _finish(job, ImportStatus.CANCELLED)
-    with _wal_checkpoints(IMPORT_CHECKPOINT_PAGES):
+    # History is not news: imported messages reach the changes feed, not the webhooks.
+    with _wal_checkpoints(IMPORT_CHECKPOINT_PAGES), quiet_changes():
         return _import(job, size, progress)
 
 

@@ -20,6 +20,7 @@ from archive.ids import new_public_id
 from archive.models import (
     Account,
     Agent,
+    Change,
     Chat,
     DeliveryStatus,
     GatewaySettings,
@@ -44,6 +45,18 @@ class SendRefused(Forbidden):
         super().__init__(message)
         self.rule = rule
         self.send_id = send_id
+
+
+def _status_changed(attempt: SendAttempt) -> None:
+    """A send.status change (feed and webhooks), in the transaction of the change."""
+    Change.objects.create(
+        kind="send.status",
+        message_pk=attempt.message_id,
+        chat_pk=attempt.chat_id,
+        target_kind="send",
+        target_id=attempt.pk,
+        at=timezone.now(),
+    )
 
 
 def gateway_settings() -> GatewaySettings:
@@ -112,6 +125,7 @@ def send_request(
                 chat=chat, text=text, send_id=attempt.public_id, reply_to=parent, status=status
             )
             attempt.save()
+            _status_changed(attempt)
     if refusal is not None:
         raise SendRefused(f"send refused: {refusal[1]}", refusal[0], attempt.public_id)
     return attempt
@@ -136,6 +150,7 @@ def send_approve(*, send_id: str) -> SendAttempt:
         raise Conflict(f"send {send_id}: {attempt.get_outcome_display().lower()}, not awaiting")
     attempt.outcome = SendOutcome.QUEUED
     attempt.save(update_fields=["outcome"])
+    _status_changed(attempt)
     if attempt.message_id:
         delivery_set(message_id=attempt.message_id, status=DeliveryStatus.PENDING)
     return attempt
@@ -148,6 +163,7 @@ def send_reject(*, send_id: str) -> SendAttempt:
         raise Conflict(f"send {send_id}: {attempt.get_outcome_display().lower()}, not awaiting")
     attempt.outcome, attempt.finished_at = SendOutcome.REJECTED, timezone.now()
     attempt.save(update_fields=["outcome", "finished_at"])
+    _status_changed(attempt)
     if attempt.message_id:
         delivery_set(message_id=attempt.message_id, status=DeliveryStatus.REFUSED)
     return attempt
@@ -191,6 +207,7 @@ def send_deliver(*, attempt_id: int) -> SendAttempt:
         attempt.outcome = SendOutcome.FAILED if error else SendOutcome.SENT
         attempt.error, attempt.finished_at = error, timezone.now()
         attempt.save(update_fields=["outcome", "error", "finished_at"])
+        _status_changed(attempt)
         delivery_set(
             message_id=message.pk,
             status=DeliveryStatus.FAILED if error else DeliveryStatus.SENT,

@@ -111,8 +111,9 @@ def _changed(kind: str, tag: Tag, where: str, params: list[Any]) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO archive_change (kind, message_pk, chat_pk, tag, target_kind,"
-            " target_id, at) SELECT %s, CASE WHEN g.target_kind = 'message' THEN g.target_id"
-            " END, NULL, %s, g.target_kind, g.target_id, %s FROM archive_tagging AS g"
+            " target_id, at, quiet) SELECT %s, CASE WHEN g.target_kind = 'message' THEN"
+            " g.target_id END, NULL, %s, g.target_kind, g.target_id, %s, 0"
+            " FROM archive_tagging AS g"
             f" WHERE {where} ORDER BY g.id",
             [kind, tag.name, timezone.now(), *params],
         )
