@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
-from archive.api_auth import requires, scope
+from archive.api_auth import answers, requires, scope
 from archive.models import Identity, Tag
 from archive.schemas import (
     ChatCountOut,
@@ -56,7 +56,7 @@ router = Router(tags=["archive"])
 
 @router.get(
     "/stats",
-    response=StatsOut,
+    response=answers(StatsOut),
     summary="Counts of the archive and worker liveness",
     **scope("messages.read"),
 )
@@ -76,7 +76,7 @@ def stats(request: HttpRequest) -> StatsOut:
 
 @router.get(
     "/search/messages",
-    response=SearchOut,
+    response=answers(SearchOut),
     summary="Search messages with the query language (the page's search)",
     **scope("messages.read"),
 )
@@ -146,7 +146,7 @@ def _tag_out(tag: Tag) -> TagOut:
 
 @router.get(
     "/tags",
-    response=list[TagCountsOut],
+    response=answers(list[TagCountsOut]),
     summary="Every tag with its counts per kind",
     **scope("messages.read"),
 )
@@ -166,7 +166,7 @@ def tags_list(request: HttpRequest) -> list[TagCountsOut]:
 
 @router.get(
     "/tags/of",
-    response=list[TagOut],
+    response=answers(list[TagOut]),
     summary="The tags on one chat, person or message",
     **scope("messages.read"),
 )
@@ -178,7 +178,7 @@ def tags_on(request: HttpRequest, kind: str, key: str) -> list[TagOut]:
 
 @router.post(
     "/tags/add",
-    response=TagOut,
+    response=answers(TagOut),
     summary="Tag a chat, person or message (idempotent)",
     **scope("tags.write"),
 )
@@ -189,7 +189,7 @@ def tags_add(request: HttpRequest, body: TagTargetIn) -> TagOut:
 
 @router.post(
     "/tags/remove",
-    response=RemovedOut,
+    response=answers(RemovedOut),
     summary="Untag a target (idempotent)",
     **scope("tags.write"),
 )
@@ -201,7 +201,7 @@ def tags_remove(request: HttpRequest, body: TagTargetIn) -> RemovedOut:
 
 @router.post(
     "/tags/rename",
-    response=TagOut,
+    response=answers(TagOut),
     summary="Rename a tag (409 if the name is taken)",
     **scope("tags.write"),
 )
@@ -211,7 +211,10 @@ def tags_rename(request: HttpRequest, body: TagRenameIn) -> TagOut:
 
 
 @router.post(
-    "/tags/merge", response=TagOut, summary="Merge a tag into another", **scope("tags.write")
+    "/tags/merge",
+    response=answers(TagOut),
+    summary="Merge a tag into another",
+    **scope("tags.write"),
 )
 @requires("tags.write")
 def tags_merge(request: HttpRequest, body: TagMergeIn) -> TagOut:
@@ -220,7 +223,7 @@ def tags_merge(request: HttpRequest, body: TagMergeIn) -> TagOut:
 
 @router.post(
     "/tags/delete",
-    response=RemovedOut,
+    response=answers(RemovedOut),
     summary="Delete a tag and its taggings",
     **scope("tags.write"),
 )
@@ -273,7 +276,7 @@ def _person_detail(person_id: int) -> PersonDetailOut:
 
 @router.get(
     "/people",
-    response=list[PersonOut],
+    response=answers(list[PersonOut]),
     summary="People, by last activity or name",
     **scope("messages.read"),
 )
@@ -300,7 +303,7 @@ def people_index(
 
 @router.post(
     "/people",
-    response=PersonDetailOut,
+    response=answers(PersonDetailOut),
     summary="Make a person from identities",
     **scope("people.write"),
 )
@@ -312,7 +315,7 @@ def people_create(request: HttpRequest, body: PersonIn) -> PersonDetailOut:
 
 @router.get(
     "/people/suggestions",
-    response=list[SuggestionOut],
+    response=answers(list[SuggestionOut]),
     summary="Identities that share a phone number or e-mail address across providers",
     **scope("messages.read"),
 )
@@ -326,7 +329,7 @@ def people_suggestions(request: HttpRequest) -> list[SuggestionOut]:
 
 @router.post(
     "/people/suggestions/accept",
-    response=PersonDetailOut,
+    response=answers(PersonDetailOut),
     summary="Link identities that share a phone or e-mail as one person",
     **scope("people.write"),
 )
@@ -337,7 +340,7 @@ def people_suggestion_accept(request: HttpRequest, body: SuggestionIn) -> Person
 
 @router.get(
     "/people/{person_id}",
-    response=PersonDetailOut,
+    response=answers(PersonDetailOut),
     summary="A person, all identities",
     **scope("messages.read"),
 )
@@ -348,7 +351,7 @@ def people_show(request: HttpRequest, person_id: int) -> PersonDetailOut:
 
 @router.post(
     "/people/{person_id}/link",
-    response=PersonDetailOut,
+    response=answers(PersonDetailOut),
     summary="Link an identity",
     **scope("people.write"),
 )
@@ -360,7 +363,7 @@ def people_link(request: HttpRequest, person_id: int, body: IdentityIn) -> Perso
 
 @router.post(
     "/people/{person_id}/unlink",
-    response=PersonDetailOut,
+    response=answers(PersonDetailOut),
     summary="Unlink an identity",
     **scope("people.write"),
 )

@@ -37,6 +37,15 @@ def caller_agent(request: HttpRequest) -> Agent | None:
     return auth if isinstance(auth, Agent) else None
 
 
+def answers(ok: Any, status: int = 200) -> dict[int, Any]:
+    """The documented answers of an operation: `ok`, and the one error shape for every
+    error it can give (bad input, no or a bad token, a missing scope, not found, a
+    conflict, too many requests)."""
+    from archive.schemas import ErrorOut
+
+    return {status: ok, **dict.fromkeys((400, 401, 403, 404, 409, 422, 429), ErrorOut)}
+
+
 def scope(name: str) -> dict[str, Any]:
     """Route options documenting the scope an operation needs (`x-scope` in OpenAPI)."""
     assert name in SCOPES, name

@@ -8,7 +8,7 @@ from django.http import FileResponse, HttpRequest
 from django.http.response import HttpResponseBase
 from ninja import Router
 
-from archive.api_auth import agent_only, requires, scope
+from archive.api_auth import agent_only, answers, requires, scope
 from archive.blobs import blob_open
 from archive.models import Attachment, Chat, Message
 from archive.schemas import (
@@ -17,6 +17,7 @@ from archive.schemas import (
     ChangesOut,
     ChatMessagesOut,
     ChatOut,
+    ErrorOut,
     MarkReadIn,
     MarkReadOut,
     MessageContextOut,
@@ -76,7 +77,7 @@ def _full(ids: list[int]) -> list[Message]:
 
 @router.get(
     "/messages/unread",
-    response=UnreadOut,
+    response=answers(UnreadOut),
     summary="This agent's unread inbound messages, oldest first",
     **scope("messages.read"),
 )
@@ -93,7 +94,7 @@ def unread(request: HttpRequest, cursor: str | None = None, limit: int = 50) -> 
 
 @router.post(
     "/messages/mark_read",
-    response=MarkReadOut,
+    response=answers(MarkReadOut),
     summary="Mark messages read for this agent: by ids, up to one, or a whole chat",
     **scope("messages.read"),
 )
@@ -111,7 +112,7 @@ def mark_read_view(request: HttpRequest, body: MarkReadIn) -> MarkReadOut:
 
 @router.get(
     "/changes",
-    response=ChangesOut,
+    response=answers(ChangesOut),
     summary="What changed, in order, after a cursor (for agents that poll)",
     **scope("messages.read"),
 )
@@ -138,7 +139,7 @@ def changes(request: HttpRequest, cursor: str | None = None, limit: int = 100) -
 
 @router.get(
     "/chats",
-    response=list[ChatOut],
+    response=answers(list[ChatOut]),
     summary="Chats, newest activity first",
     **scope("messages.read"),
 )
@@ -163,7 +164,7 @@ def chats(request: HttpRequest, limit: int = 100, offset: int = 0) -> list[ChatO
 
 @router.get(
     "/chats/{chat_id}/messages",
-    response=ChatMessagesOut,
+    response=answers(ChatMessagesOut),
     summary="A chat's messages, a page at a time (newest page first)",
     **scope("messages.read"),
 )
@@ -194,7 +195,7 @@ def chat_messages_view(
 
 @router.get(
     "/messages/{message_id}",
-    response=MessageContextOut,
+    response=answers(MessageContextOut),
     summary="One message with up to N messages of its chat either side",
     **scope("messages.read"),
 )
@@ -221,7 +222,7 @@ def message_context(request: HttpRequest, message_id: str, context: int = 5) -> 
 @router.get(
     "/attachments/{attachment_id}",
     summary="An attachment's bytes (SHA-256 in X-Content-SHA256)",
-    response={200: None, 413: None},
+    response={**answers(None), 413: ErrorOut},
     **scope("attachments.read"),
 )
 @requires("attachments.read")

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Router
+from ninja import Header, Router
 
-from archive.api_auth import caller_agent, requires, scope
+from archive.api_auth import answers, caller_agent, requires, scope
 from archive.jobs import send_deliver as send_deliver_job
 from archive.models import SendAttempt, SendOutcome
 from archive.schemas import SendIn, SendOut
@@ -32,17 +32,23 @@ def send_out(attempt: SendAttempt) -> SendOut:
 
 @router.post(
     "/messages/send",
-    response={202: SendOut, 403: dict[str, Any], 409: dict[str, Any]},
+    response=answers(SendOut, 202),
     summary="Send a message through the guard (needs an Idempotency-Key header)",
     **scope("messages.send"),
 )
 @requires("messages.send")
-def send(request: HttpRequest, body: SendIn) -> HttpResponse:
+def send(
+    request: HttpRequest,
+    body: SendIn,
+    idempotency_key: str | None = Header(
+        None, alias="Idempotency-Key", description="any unique string per send, reused on retry"
+    ),
+) -> HttpResponse:
     """The first answer to an `Idempotency-Key` is kept for 24 hours: a retry with the same
     key and body gets it again (and `Idempotent-Replayed: true`) and sends nothing; the same
     key with another body is 409. The guard refuses with 403 naming its rule."""
     agent = caller_agent(request)
-    key = key_clean(request.headers.get("Idempotency-Key"))
+    key = key_clean(idempotency_key)
 
     def run() -> tuple[int, dict[str, Any]]:
         try:
@@ -69,7 +75,7 @@ def send(request: HttpRequest, body: SendIn) -> HttpResponse:
 
 @router.get(
     "/sends/{send_id}",
-    response=SendOut,
+    response=answers(SendOut),
     summary="What became of a send",
     **scope("messages.send"),
 )
