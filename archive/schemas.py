@@ -95,6 +95,15 @@ class TagTargetIn(Schema):
     key: str
     name: str
 
+    model_config = {
+        "json_schema_extra": {
+            "examples": [
+                {"kind": "message", "key": "msg_01JD8ZV3Q0V6Y1T9B2C4D5E6F7", "name": "follow-up"},
+                {"kind": "chat", "key": "12", "name": "family"},
+            ]
+        }
+    }
+
 
 class TagRenameIn(Schema):
     name: str
@@ -159,6 +168,10 @@ class PersonIn(Schema):
     name: str
     identity_ids: list[int] = []
 
+    model_config = {
+        "json_schema_extra": {"examples": [{"name": "Ann Lee", "identity_ids": [3, 17]}]}
+    }
+
 
 class IdentityIn(Schema):
     identity_id: int
@@ -217,6 +230,16 @@ class MarkReadIn(Schema):
     up_to: str | None = None
     chat_id: int | None = None
 
+    model_config = {
+        "json_schema_extra": {
+            "examples": [
+                {"ids": ["msg_01JD8ZV3Q0V6Y1T9B2C4D5E6F7"]},
+                {"up_to": "msg_01JD8ZV3Q0V6Y1T9B2C4D5E6F7"},
+                {"chat_id": 12},
+            ]
+        }
+    }
+
 
 class MarkReadOut(Schema):
     marked: int
@@ -272,6 +295,12 @@ class SendIn(Schema):
     chat_id: int
     text: str
     reply_to: str | None = None
+
+    model_config = {
+        "json_schema_extra": {
+            "examples": [{"account_id": 1, "chat_id": 12, "text": "On my way", "reply_to": None}]
+        }
+    }
 
 
 class SendOut(Schema):

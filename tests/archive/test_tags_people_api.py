@@ -115,3 +115,16 @@ def test_openapi_documents_tags_and_people(owner_client: Client) -> None:
     paths = owner_client.get("/api/openapi.json").json()["paths"]
     for path in ("/api/tags", "/api/tags/add", "/api/people", "/api/people/{person_id}/link"):
         assert path in paths, path
+
+
+def test_openapi_has_examples_and_scopes() -> None:
+    from wirecat.api import api
+
+    spec = api.get_openapi_schema()
+    components = spec["components"]["schemas"]
+    for name in ("SendIn", "MarkReadIn", "TagTargetIn", "PersonIn"):
+        assert components[name].get("examples"), name
+    send = spec["paths"]["/api/messages/send"]["post"]
+    assert send["x-scope"] == "messages.send"
+    assert {"202", "403", "409", "422", "429"} <= set(map(str, send["responses"]))
+    assert any(p["name"] == "Idempotency-Key" for p in send["parameters"])
