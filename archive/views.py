@@ -104,6 +104,7 @@ from archive.services.webhooks import (
     endpoint_get,
     endpoint_set_active,
 )
+from tasks.services import counts_due
 from wirecat.errors import Conflict, Invalid, NotFound, WireCatError
 
 
@@ -125,6 +126,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "worker": worker_status(),
             "recent": recent_messages(),
             "imports": import_list(limit=5),
+            "tasks_due": counts_due(),
         },
     )
 

@@ -17,6 +17,7 @@ from archive.api import router as archive_router
 from archive.api_auth import AgentToken
 from archive.api_messages import router as messages_router
 from archive.api_sends import router as sends_router
+from tasks.api import router as tasks_router
 from wirecat.errors import RateLimited, WireCatError
 
 api = NinjaAPI(
@@ -83,3 +84,4 @@ def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
 api.add_router("/", archive_router)
 api.add_router("/", sends_router)  # before /messages/{message_id}: /messages/send is literal
 api.add_router("/", messages_router)
+api.add_router("/", tasks_router)

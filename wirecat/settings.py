@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "ninja",
     "archive",
+    "tasks",
 ]
 
 MIDDLEWARE = [

@@ -14,5 +14,6 @@ urlpatterns = [
     path("login/code/<str:code>/", archive_views.login_with_code, name="login_code"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
+    path("tasks/", include("tasks.urls")),
     path("", include("archive.urls")),
 ]

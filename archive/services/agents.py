@@ -28,6 +28,8 @@ SCOPES = {
     "tags.write": "add and remove tags",
     "people.write": "link and unlink identities",
     "attachments.read": "download attachment bytes",
+    "tasks.read": "read projects, tasks and their history",
+    "tasks.write": "create and change tasks (each change an event with the agent as actor)",
 }
 MARK_MAX = 1_000
 _PREFIX = "wct_"

@@ -1,0 +1,162 @@
+"""Projects and tasks for agents: CRUD, history, find; scopes tasks.read and tasks.write.
+An agent's changes are events with the agent as actor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router
+
+from archive.api_auth import answers, caller_agent, requires, scope
+from tasks.models import Project, Task
+from tasks.schemas import CommentIn, EventOut, ProjectIn, ProjectOut, TaskIn, TaskOut, TaskPatch
+from tasks.services import (
+    project_create,
+    task_comment,
+    task_create,
+    task_find,
+    task_get,
+    task_update,
+)
+from wirecat.errors import Invalid
+
+router = Router(tags=["tasks"])
+
+
+def _actor(request: HttpRequest) -> str:
+    agent = caller_agent(request)
+    return f"agent:{agent.name}" if agent is not None else "owner"
+
+
+def task_out(task: Task) -> TaskOut:
+    return TaskOut(
+        key=task.key,
+        project=task.project.key,
+        title=task.title,
+        description=task.description,
+        status=task.status,
+        priority=task.priority,
+        due=task.due,
+        assignees=sorted(p.pk for p in task.assignees.all()),
+        owner_assigned=task.owner_assigned,
+        parent=task.parent.key if task.parent else None,
+        messages=[link.message_public_id for link in task.message_links.all()],
+        created_at=task.created_at,
+        updated_at=task.updated_at,
+    )
+
+
+def _project_out(project: Project) -> ProjectOut:
+    return ProjectOut(
+        key=project.key,
+        name=project.name,
+        description=project.description,
+        archived=project.archived,
+    )
+
+
+@router.get(
+    "/projects", response=answers(list[ProjectOut]), summary="Projects", **scope("tasks.read")
+)
+@requires("tasks.read")
+def projects(request: HttpRequest) -> list[ProjectOut]:
+    return [_project_out(p) for p in Project.objects.all()]
+
+
+@router.post(
+    "/projects", response=answers(ProjectOut), summary="Make a project", **scope("tasks.write")
+)
+@requires("tasks.write")
+def projects_create(request: HttpRequest, body: ProjectIn) -> ProjectOut:
+    return _project_out(project_create(key=body.key, name=body.name, description=body.description))
+
+
+@router.get("/tasks", response=answers(list[TaskOut]), summary="Find tasks", **scope("tasks.read"))
+@requires("tasks.read")
+def tasks_find(
+    request: HttpRequest,
+    project: str | None = None,
+    status: str | None = None,
+    assignee: str | None = None,
+    due: str | None = None,
+    q: str = "",
+    limit: int = 100,
+    offset: int = 0,
+) -> list[TaskOut]:
+    """`status` a status or `open`; `assignee` a person id or `owner`; `due` `overdue` or
+    `week`; `q` words in titles and descriptions (their other forms too)."""
+    if not 1 <= limit <= 500 or offset < 0:
+        raise Invalid("limit: between 1 and 500; offset: 0 or more")
+    found = task_find(project=project, status=status, assignee=assignee, due=due, q=q[:200])
+    rows = found.select_related("parent__project").prefetch_related("message_links")
+    return [task_out(t) for t in rows[offset : offset + limit]]
+
+
+@router.post("/tasks", response=answers(TaskOut), summary="Make a task", **scope("tasks.write"))
+@requires("tasks.write")
+def tasks_create(request: HttpRequest, body: TaskIn) -> TaskOut:
+    task = task_create(
+        project=body.project,
+        title=body.title,
+        description=body.description,
+        status=body.status,
+        priority=body.priority,
+        due=body.due,
+        assignees=body.assignees,
+        owner_assigned=body.owner_assigned,
+        parent=body.parent,
+        messages=body.messages,
+        actor=_actor(request),
+    )
+    return task_out(task)
+
+
+@router.get("/tasks/{key}", response=answers(TaskOut), summary="One task", **scope("tasks.read"))
+@requires("tasks.read")
+def tasks_show(request: HttpRequest, key: str) -> TaskOut:
+    return task_out(task_get(key=key))
+
+
+@router.post(
+    "/tasks/{key}", response=answers(TaskOut), summary="Change a task", **scope("tasks.write")
+)
+@requires("tasks.write")
+def tasks_update(request: HttpRequest, key: str, body: TaskPatch) -> TaskOut:
+    changes: dict[str, Any] = {
+        name: value
+        for name, value in body.model_dump(exclude={"clear_due", "clear_parent"}).items()
+        if value is not None
+    }
+    if body.clear_due:
+        changes["due"] = None
+    if body.clear_parent:
+        changes["parent"] = None
+    return task_out(task_update(key=key, actor=_actor(request), **changes))
+
+
+@router.get(
+    "/tasks/{key}/events",
+    response=answers(list[EventOut]),
+    summary="A task's history",
+    **scope("tasks.read"),
+)
+@requires("tasks.read")
+def tasks_events(request: HttpRequest, key: str) -> list[EventOut]:
+    task = task_get(key=key)
+    return [
+        EventOut(field=e.field, old=e.old, new=e.new, actor=e.actor, at=e.at)
+        for e in task.events.all()
+    ]
+
+
+@router.post(
+    "/tasks/{key}/comments",
+    response=answers(EventOut),
+    summary="Comment on a task",
+    **scope("tasks.write"),
+)
+@requires("tasks.write")
+def tasks_comment(request: HttpRequest, key: str, body: CommentIn) -> EventOut:
+    event = task_comment(key=key, text=body.text, actor=_actor(request))
+    return EventOut(field=event.field, old=event.old, new=event.new, actor=event.actor, at=event.at)
