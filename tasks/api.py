@@ -10,11 +10,24 @@ from ninja import Router
 
 from archive.api_auth import answers, caller_agent, requires, scope
 from tasks.models import Project, Task
-from tasks.schemas import CommentIn, EventOut, ProjectIn, ProjectOut, TaskIn, TaskOut, TaskPatch
+from tasks.schemas import (
+    CommentIn,
+    DeletedOut,
+    EventOut,
+    ProjectIn,
+    ProjectOut,
+    ProjectPatch,
+    TaskIn,
+    TaskOut,
+    TaskPatch,
+)
 from tasks.services import (
     project_create,
+    project_delete,
+    project_update,
     task_comment,
     task_create,
+    task_delete,
     task_find,
     task_get,
     task_update,
@@ -70,6 +83,33 @@ def projects(request: HttpRequest) -> list[ProjectOut]:
 @requires("tasks.write")
 def projects_create(request: HttpRequest, body: ProjectIn) -> ProjectOut:
     return _project_out(project_create(key=body.key, name=body.name, description=body.description))
+
+
+@router.post(
+    "/projects/{key}",
+    response=answers(ProjectOut),
+    summary="Change a project",
+    **scope("tasks.write"),
+)
+@requires("tasks.write")
+def projects_update(request: HttpRequest, key: str, body: ProjectPatch) -> ProjectOut:
+    return _project_out(
+        project_update(
+            key=key, name=body.name, description=body.description, archived=body.archived
+        )
+    )
+
+
+@router.delete(
+    "/projects/{key}",
+    response=answers(DeletedOut),
+    summary="Delete an empty project",
+    **scope("tasks.write"),
+)
+@requires("tasks.write")
+def projects_delete(request: HttpRequest, key: str) -> DeletedOut:
+    project_delete(key=key)
+    return DeletedOut(deleted=key.upper())
 
 
 @router.get("/tasks", response=answers(list[TaskOut]), summary="Find tasks", **scope("tasks.read"))
@@ -133,6 +173,15 @@ def tasks_update(request: HttpRequest, key: str, body: TaskPatch) -> TaskOut:
     if body.clear_parent:
         changes["parent"] = None
     return task_out(task_update(key=key, actor=_actor(request), **changes))
+
+
+@router.delete(
+    "/tasks/{key}", response=answers(DeletedOut), summary="Delete a task", **scope("tasks.write")
+)
+@requires("tasks.write")
+def tasks_delete(request: HttpRequest, key: str) -> DeletedOut:
+    task_delete(key=key)
+    return DeletedOut(deleted=key.upper())
 
 
 @router.get(

@@ -18,6 +18,16 @@ class ProjectIn(Schema):
     description: str = ""
 
 
+class ProjectPatch(Schema):
+    name: str | None = None
+    description: str | None = None
+    archived: bool | None = None
+
+
+class DeletedOut(Schema):
+    deleted: str
+
+
 class TaskOut(Schema):
     key: str  # HOME-12
     project: str

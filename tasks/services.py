@@ -40,6 +40,46 @@ def project_create(*, key: str, name: str, description: str = "") -> Project:
     return Project.objects.create(key=cleaned, name=name.strip()[:200], description=description)
 
 
+@transaction.atomic
+def project_update(
+    *,
+    key: str,
+    name: str | None = None,
+    description: str | None = None,
+    archived: bool | None = None,
+) -> Project:
+    project = project_get(key=key)
+    if name is not None:
+        if not name.strip():
+            raise Invalid("name: empty")
+        project.name = name.strip()[:200]
+    if description is not None:
+        project.description = description
+    if archived is not None:
+        project.archived = archived
+    project.save()
+    return project
+
+
+@transaction.atomic
+def project_delete(*, key: str) -> None:
+    """Delete an empty project; one with tasks is archived instead (Conflict says so)."""
+    project = project_get(key=key)
+    if project.tasks.exists():
+        raise Conflict(f"project {project.key} has tasks: archive it instead")
+    project.delete()
+
+
+@transaction.atomic
+def task_delete(*, key: str) -> None:
+    """Delete a task (its number is never given again); its subtasks lose their parent,
+    each change an event."""
+    task = task_get(key=key)
+    for child in task.subtasks.select_related("project"):
+        _event(child, "parent", task.key, "", "owner")
+    task.delete()
+
+
 def project_get(*, key: str) -> Project:
     found = Project.objects.filter(key=key.strip().upper()).first()
     if found is None:

@@ -90,7 +90,7 @@ def task_detail(request: HtmxRequest, key: str) -> HttpResponse:
             else:
                 changes = {
                     name: request.POST[name]
-                    for name in ("status", "priority", "due", "title")
+                    for name in ("status", "priority", "due", "title", "description")
                     if name in request.POST
                 }
                 task = task_update(key=task.key, **changes)

@@ -139,6 +139,8 @@ def operations(client: Client) -> list[tuple[str, str, str, Any]]:
 def call(client: Client, method: str, url: str, body: Any, **headers: str) -> Any:
     if method == "get":
         return client.get(url, **headers)
+    if method == "delete":
+        return client.delete(url, **headers)
     return client.post(url, json.dumps(body or {}), content_type="application/json", **headers)
 
 

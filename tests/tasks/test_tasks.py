@@ -247,3 +247,41 @@ def test_pages_list_board_detail_and_making_a_task_from_a_message(
     )
     dashboard = owner_client.get("/").content.decode()
     assert 'data-count="overdue">1<' in dashboard and overdue.key == "HOME-2"
+
+
+def test_descriptions_are_markdown_rendered_safely(home: Project, owner_client: Client) -> None:
+    task = task_create(
+        project="HOME",
+        title="Notes",
+        description=(
+            "**Bold** and [a link](https://example.org) and [bad](javascript:alert(1))\n\n"
+            "<script>alert(1)</script> <img src=x onerror=alert(2)>"
+        ),
+    )
+    html = owner_client.get(f"/tasks/{task.key}/").content.decode()
+    assert "<strong>Bold</strong>" in html
+    assert 'href="https://example.org"' in html and 'rel="noopener nofollow noreferrer"' in html
+    assert 'href="javascript' not in html  # left as plain text, never a link
+    assert "<script>alert(1)" not in html and "<img src=x" not in html
+
+
+def test_api_deletes_and_changes_projects_and_tasks(home: Project, client: Client) -> None:
+    token = agent_create(name="admin-bot", scopes=["tasks.read", "tasks.write"]).token
+    parent = task_create(project="HOME", title="Parent")
+    child = task_create(project="HOME", title="Child", parent=parent.key)
+    refused = client.delete("/api/projects/HOME", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert refused.status_code == 409 and "archive it instead" in refused.json()["detail"]
+    gone = client.delete(f"/api/tasks/{parent.key}", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert gone.json() == {"deleted": "HOME-1"}
+    assert ("parent", "HOME-1", "", "owner") in events(child)
+    assert task_create(project="HOME", title="Next").key == "HOME-3"
+    archived = api(client, "post", "/api/projects/HOME", token, {"archived": True})
+    assert archived.json()["archived"] is True
+    late = api(client, "post", "/api/tasks", token, {"project": "HOME", "title": "x"})
+    assert late.status_code == 409 and "archived" in late.json()["detail"]
+    empty = project_create(key="EMPTY", name="Empty")
+    assert (
+        client.delete("/api/projects/EMPTY", HTTP_AUTHORIZATION=f"Bearer {token}").status_code
+        == 200
+    )
+    assert not Project.objects.filter(pk=empty.pk).exists()
