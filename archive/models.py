@@ -714,7 +714,9 @@ class SendAttempt(models.Model):
 
 
 class IdempotencyKey(models.Model):
-    """A send's first answer, replayed for 24 hours to a retry with the same key and body."""
+    """A send's first answer, replayed for 24 hours to a retry with the same key and body.
+    (The owner's own keys have no agent: SQLite treats NULLs as distinct in the unique
+    index, so the lookup and insert run in one write transaction instead.)"""
 
     agent = models.ForeignKey(
         Agent, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
@@ -730,7 +732,6 @@ class IdempotencyKey(models.Model):
             models.UniqueConstraint(
                 fields=["agent", "key"],
                 name="idempotency_agent_key_unique",
-                nulls_distinct=False,
             )
         ]
 

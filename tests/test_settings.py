@@ -65,3 +65,10 @@ def test_behind_an_https_tunnel(tmp_path: Path) -> None:
     assert got["hosts"] == ["cat.example.ts.net"]
     assert got["origins"] == ["https://cat.example.ts.net"]
     assert got["broker"] == "redis://127.0.0.1:6379/0"
+
+
+def test_system_checks_report_nothing() -> None:
+    """`wirecat start` and every command print the system checks: no warning may appear."""
+    from django.core.management import call_command
+
+    call_command("check", fail_level="WARNING")

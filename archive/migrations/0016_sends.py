@@ -120,7 +120,6 @@ class Migration(migrations.Migration):
                     models.UniqueConstraint(
                         fields=("agent", "key"),
                         name="idempotency_agent_key_unique",
-                        nulls_distinct=False,
                     )
                 ],
             },
