@@ -558,7 +558,9 @@ def _insert_messages(
                     _db_time(record.edited_at),
                     _db_time(record.deleted_at or deleted.get(key)),
                     record.raw_json,
-                    json.dumps(record.metadata),
+                    # Nested in the batch's JSON (one encoding for the batch); SQLite's
+                    # `->>` gives it back as JSON text.
+                    record.metadata,
                 )
             )
         cursor.execute(_INSERT_MESSAGES, [ctx.account.pk, stamp, stamp, _json_rows(rows)])

@@ -11,7 +11,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def without_surrogates(text: str) -> str:
-    return _SURROGATE.sub("\ufffd", text)
+    try:
+        text.encode("utf-8")  # in C: fails only when a lone surrogate is there
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 def db_time(value: datetime) -> str:
