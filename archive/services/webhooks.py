@@ -53,6 +53,14 @@ _METADATA = {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00
 
 def url_check(url: str, *, allow_private: bool | None = None) -> str:
     """The URL when it may be called; Invalid saying why not."""
+    url_target(url, allow_private=allow_private)
+    return url.strip()
+
+
+def url_target(url: str, *, allow_private: bool | None = None) -> tuple[str, str]:
+    """(the URL with its host replaced by the checked address, the host): a delivery
+    connects to the very address that was checked, so a name that resolves differently a
+    moment later (DNS rebinding) cannot lead it elsewhere."""
     allow = gateway_settings().webhooks_allow_private if allow_private is None else allow_private
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https"):
@@ -64,6 +72,7 @@ def url_check(url: str, *, allow_private: bool | None = None) -> str:
         found = socket.getaddrinfo(parts.hostname, port, proto=socket.IPPROTO_TCP)
     except (socket.gaierror, ValueError, UnicodeError) as exc:
         raise Invalid(f"url: cannot resolve {parts.hostname!r}") from exc
+    checked = []
     for *_, address in found:
         ip = ipaddress.ip_address(address[0])
         if ip in _METADATA:
@@ -74,7 +83,11 @@ def url_check(url: str, *, allow_private: bool | None = None) -> str:
                 f"url: {parts.hostname} is {ip}, a private, loopback or link-local address"
                 " (allow private addresses in the gateway settings to use it)"
             )
-    return url.strip()
+        checked.append(ip)
+    first = checked[0]
+    host = f"[{first}]" if first.version == 6 else str(first)
+    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    return parts._replace(netloc=netloc).geturl(), parts.hostname
 
 
 def _events_clean(events: list[str]) -> list[str]:
@@ -179,13 +192,17 @@ def _attempt(delivery: WebhookDelivery, client: httpx.Client) -> None:
     endpoint = delivery.endpoint
     status, error, answer = None, "", ""
     try:
-        url_check(endpoint.url)
+        pinned, host = url_target(endpoint.url)
         body = json.dumps(payload(delivery), separators=(",", ":")).encode()
         stamp = int(time.time())
+        port = urlsplit(endpoint.url).port
         response = client.post(
-            endpoint.url,
+            pinned,
             content=body,
+            # TLS still checks the certificate against the name (SNI), not the address.
+            extensions={"sni_hostname": host},
             headers={
+                "Host": host if port is None else f"{host}:{port}",
                 "Content-Type": "application/json",
                 "User-Agent": "WireCat-Webhooks/1",
                 "WireCat-Event": delivery.event,

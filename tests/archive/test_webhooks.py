@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
@@ -216,3 +217,32 @@ def test_send_status_changes_are_events(receiver: Receiver) -> None:
     statuses = [json.loads(body)["data"].get("status") for _, body in receiver.received]
     assert statuses == [None, "rejected", "rejected"]  # the send as it is when delivered
     assert json.loads(receiver.received[1][1])["data"]["send_id"] == attempt.public_id
+
+
+def test_a_delivery_connects_to_the_address_it_checked(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The name is resolved once per attempt and the POST goes to that address (with the
+    name in Host), so a name that resolves elsewhere a moment later cannot redirect it."""
+    answers = {"hooks.example": "127.0.0.1"}
+    real = socket.getaddrinfo
+
+    def resolve(host: str, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in answers:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (answers[host], port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(webhooks.socket, "getaddrinfo", resolve)
+    port = receiver.server.server_port
+    webhooks.endpoint_create(url=f"http://hooks.example:{port}/hook", events=[])
+    batch_record(batch=batch(message("1", "hello")))
+    run_due()
+    headers, _ = receiver.received[0]
+    assert headers["Host"] == f"hooks.example:{port}"
+    answers["hooks.example"] = "169.254.169.254"  # rebound to the metadata address
+    GatewaySettings.objects.update(webhooks_allow_private=False)
+    batch_record(batch=batch(message("2", "again")))
+    run_due()
+    latest = WebhookDelivery.objects.order_by("-id").first()
+    assert latest is not None and "metadata" in latest.last_error
+    assert len(receiver.received) == 1
