@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
-from archive.api_auth import answers, requires, scope
+from archive.api_auth import answers, requires, scope, window
 from archive.models import Identity, Tag
 from archive.schemas import (
     ChatCountOut,
@@ -287,9 +287,8 @@ def people_index(
     """`q` finds a person by name or by any identity's name, handle, phone or e-mail."""
     if sort not in PEOPLE_SORTS:
         raise Invalid(f"sort: one of {', '.join(PEOPLE_SORTS)}")
-    if not 1 <= limit <= 200 or offset < 0:
-        raise Invalid("limit: between 1 and 200; offset: 0 or more")
-    rows = people_list(q=q[:200], sort=sort)[offset : offset + limit]
+    page = window(limit, offset, 200)
+    rows = people_list(q=q[:200], sort=sort)[page]
     return [
         PersonOut(
             id=p.pk,

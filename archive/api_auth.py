@@ -14,7 +14,7 @@ from ninja.security import HttpBearer
 
 from archive.models import Agent
 from archive.services.agents import SCOPES, agent_authenticate, agent_hit
-from wirecat.errors import Forbidden
+from wirecat.errors import Forbidden, Invalid
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,6 +72,17 @@ def requires(name: str) -> Callable[[F], F]:
         return checked  # type: ignore[return-value]
 
     return wrap
+
+
+OFFSET_MAX = 1_000_000
+
+
+def window(limit: int, offset: int, most: int) -> slice:
+    """The slice a list operation's `limit` and `offset` ask for; Invalid (422) outside
+    1..most and 0..OFFSET_MAX (a larger number would not even fit SQLite's integers)."""
+    if not 1 <= limit <= most or not 0 <= offset <= OFFSET_MAX:
+        raise Invalid(f"limit: between 1 and {most}; offset: between 0 and {OFFSET_MAX:,}")
+    return slice(offset, offset + limit)
 
 
 def agent_only(request: HttpRequest, what: str) -> Agent:

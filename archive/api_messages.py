@@ -8,7 +8,7 @@ from django.http import FileResponse, HttpRequest
 from django.http.response import HttpResponseBase
 from ninja import Router
 
-from archive.api_auth import agent_only, answers, requires, scope
+from archive.api_auth import agent_only, answers, requires, scope, window
 from archive.blobs import blob_open
 from archive.models import Attachment, Chat, Message
 from archive.schemas import (
@@ -145,8 +145,7 @@ def changes(request: HttpRequest, cursor: str | None = None, limit: int = 100) -
 )
 @requires("messages.read")
 def chats(request: HttpRequest, limit: int = 100, offset: int = 0) -> list[ChatOut]:
-    if not 1 <= limit <= 500 or offset < 0:
-        raise Invalid("limit: between 1 and 500; offset: 0 or more")
+    page = window(limit, offset, 500)
     rows = Chat.objects.select_related("account").order_by("-last_message_at", "-id")
     return [
         ChatOut(
@@ -158,7 +157,7 @@ def chats(request: HttpRequest, limit: int = 100, offset: int = 0) -> list[ChatO
             message_count=c.message_count,
             last_message_at=c.last_message_at,
         )
-        for c in rows[offset : offset + limit]
+        for c in rows[page]
     ]
 
 

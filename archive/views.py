@@ -781,9 +781,9 @@ def webhook_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
             action = request.POST.get("action", "")
             if action == "replay":
                 raw = request.POST.get("delivery", "")
-                if not raw.isdigit():
+                if not raw.isdigit() or len(raw) > 18:
                     raise Invalid("delivery: not an id")
-                delivery_replay(delivery_id=int(raw))
+                delivery_replay(endpoint_id=endpoint_id, delivery_id=int(raw))
                 flash.success(request, f"Delivery {raw} will be sent again.")
             elif action in ("pause", "resume"):
                 endpoint_set_active(endpoint_id=endpoint_id, active=action == "resume")

@@ -8,7 +8,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
-from archive.api_auth import answers, caller_agent, requires, scope
+from archive.api_auth import answers, caller_agent, requires, scope, window
 from tasks.models import Project, Task
 from tasks.schemas import (
     CommentIn,
@@ -32,7 +32,6 @@ from tasks.services import (
     task_get,
     task_update,
 )
-from wirecat.errors import Invalid
 
 router = Router(tags=["tasks"])
 
@@ -126,11 +125,10 @@ def tasks_find(
 ) -> list[TaskOut]:
     """`status` a status or `open`; `assignee` a person id or `owner`; `due` `overdue` or
     `week`; `q` words in titles and descriptions (their other forms too)."""
-    if not 1 <= limit <= 500 or offset < 0:
-        raise Invalid("limit: between 1 and 500; offset: 0 or more")
+    page = window(limit, offset, 500)
     found = task_find(project=project, status=status, assignee=assignee, due=due, q=q[:200])
     rows = found.select_related("parent__project").prefetch_related("message_links")
-    return [task_out(t) for t in rows[offset : offset + limit]]
+    return [task_out(t) for t in rows[page]]
 
 
 @router.post("/tasks", response=answers(TaskOut), summary="Make a task", **scope("tasks.write"))

@@ -35,7 +35,7 @@ def _value(prefix: str, cursor: str | None) -> int:
         value = int(raw.removeprefix(prefix))
     except (ValueError, binascii.Error, UnicodeError) as exc:
         raise Invalid("cursor: not a cursor this endpoint gave out") from exc
-    if not raw.startswith(prefix) or value < 0:
+    if not raw.startswith(prefix) or not 0 <= value < 2**62:
         raise Invalid("cursor: not a cursor this endpoint gave out")
     return value
 

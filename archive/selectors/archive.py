@@ -109,7 +109,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
         padded = cursor + "=" * (-len(cursor) % 4)
         sent_at_raw, pk = json.loads(base64.urlsafe_b64decode(padded.encode()))
         sent_at = datetime.fromisoformat(sent_at_raw)
-        if sent_at.tzinfo is None or not isinstance(pk, int):
+        if sent_at.tzinfo is None or not isinstance(pk, int) or not 0 <= pk < 2**62:
             raise ValueError("bad cursor")
     except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
         raise Invalid(f"not a valid page cursor: {cursor[:40]!r}") from exc

@@ -142,12 +142,17 @@ def send_get(*, send_id: str) -> SendAttempt:
     return attempt
 
 
-@transaction.atomic
-def send_approve(*, send_id: str) -> SendAttempt:
-    """The owner lets an awaiting send go: QUEUED (the caller hands it on after commit)."""
+def _awaiting(send_id: str) -> SendAttempt:
     attempt = send_get(send_id=send_id)
     if attempt.outcome != SendOutcome.AWAITING:
         raise Conflict(f"send {send_id}: {attempt.get_outcome_display().lower()}, not awaiting")
+    return attempt
+
+
+@transaction.atomic
+def send_approve(*, send_id: str) -> SendAttempt:
+    """The owner lets an awaiting send go: QUEUED (the caller hands it on after commit)."""
+    attempt = _awaiting(send_id)
     attempt.outcome = SendOutcome.QUEUED
     attempt.save(update_fields=["outcome"])
     _status_changed(attempt)
@@ -158,9 +163,7 @@ def send_approve(*, send_id: str) -> SendAttempt:
 
 @transaction.atomic
 def send_reject(*, send_id: str) -> SendAttempt:
-    attempt = send_get(send_id=send_id)
-    if attempt.outcome != SendOutcome.AWAITING:
-        raise Conflict(f"send {send_id}: {attempt.get_outcome_display().lower()}, not awaiting")
+    attempt = _awaiting(send_id)
     attempt.outcome, attempt.finished_at = SendOutcome.REJECTED, timezone.now()
     attempt.save(update_fields=["outcome", "finished_at"])
     _status_changed(attempt)

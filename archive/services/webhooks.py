@@ -123,11 +123,11 @@ def endpoint_delete(*, endpoint_id: int) -> None:
     endpoint_get(endpoint_id=endpoint_id).delete()
 
 
-def delivery_replay(*, delivery_id: int) -> WebhookDelivery:
+def delivery_replay(*, endpoint_id: int, delivery_id: int) -> WebhookDelivery:
     """Deliver again (a dead one, or one already delivered), with a fresh retry budget."""
-    delivery = WebhookDelivery.objects.filter(pk=delivery_id).first()
+    delivery = WebhookDelivery.objects.filter(pk=delivery_id, endpoint_id=endpoint_id).first()
     if delivery is None:
-        raise NotFound(f"delivery {delivery_id} does not exist")
+        raise NotFound(f"delivery {delivery_id} of endpoint {endpoint_id} does not exist")
     delivery.state, delivery.attempts = DeliveryState.PENDING, 0
     delivery.next_attempt_at = timezone.now()
     delivery.save(update_fields=["state", "attempts", "next_attempt_at"])

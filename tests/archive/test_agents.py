@@ -418,3 +418,24 @@ def test_admin_makes_an_agent_and_shows_its_token_once(owner_client: Client) -> 
     agent = agent_service.agent_authenticate(token)
     assert agent is not None and agent.scopes == ["messages.read"]
     assert owner_client.get("/admin/archive/agent/").status_code == 200
+
+
+def test_numbers_too_large_for_the_store_are_refused_not_a_500(client: Client, db: None) -> None:
+    """Offsets and cursors that do not fit SQLite's integers answered 500 before."""
+    import base64
+
+    big = "9" * 23
+    _, token = make()
+    headers = bearer(token)
+    for url in (
+        f"/api/chats?offset={big}",
+        f"/api/people?offset={big}",
+        f"/api/tasks?offset={big}",
+        "/api/messages/unread?cursor=" + base64.urlsafe_b64encode(f"u{big}".encode()).decode(),
+        "/api/changes?cursor=" + base64.urlsafe_b64encode(f"c{big}".encode()).decode(),
+        "/api/search/messages?q=x&sort=newest&cursor="
+        + base64.urlsafe_b64encode(f"t{big}|2024-01-01 00:00:00".encode()).decode(),
+    ):
+        response = client.get(url, **headers)
+        assert response.status_code == 422, (url, response.status_code)
+        assert set(response.json()) >= {"error", "detail"}

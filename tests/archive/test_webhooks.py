@@ -246,3 +246,19 @@ def test_a_delivery_connects_to_the_address_it_checked(
     latest = WebhookDelivery.objects.order_by("-id").first()
     assert latest is not None and "metadata" in latest.last_error
     assert len(receiver.received) == 1
+
+
+def test_a_delivery_is_replayed_only_through_its_own_endpoint(
+    receiver: Receiver, owner_client: Client
+) -> None:
+    mine = webhooks.endpoint_create(url=receiver.url, events=[])
+    other = webhooks.endpoint_create(url=receiver.url + "/other", events=["tag.changed"])
+    batch_record(batch=batch(message("1", "hello")))
+    delivery = WebhookDelivery.objects.get(endpoint=mine)
+    run_due()
+    answer = owner_client.post(
+        f"/webhooks/{other.pk}/", {"action": "replay", "delivery": delivery.pk}
+    )
+    assert answer.status_code == 404
+    delivery.refresh_from_db()
+    assert delivery.state == DeliveryState.DELIVERED  # untouched

@@ -230,7 +230,7 @@ def key(cursor: str | None) -> Key | None:
         message_id = int(number)
     except (ValueError, binascii.Error, UnicodeError) as exc:
         raise problem from exc
-    if not raw.startswith("t") or message_id < 1 or not 10 <= len(sent_at) <= 40:
+    if not raw.startswith("t") or not 1 <= message_id < _TOP or not 10 <= len(sent_at) <= 40:
         raise problem
     return Key(sent_at, message_id)
 
