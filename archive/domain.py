@@ -5,21 +5,11 @@ what only one provider has travels in `metadata` / `raw_json`."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, BinaryIO
 
 MAX_BATCH_MESSAGES = 5_000
-
-
-class CompactRecord:
-    """Pickles a frozen record as its class and field values (an import hands records
-    from its reader process over a pipe; this halves the time to unpickle one)."""
-
-    __slots__ = ()
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), tuple(getattr(self, f.name) for f in fields(self)))  # type: ignore[arg-type]
 
 
 CHAT_KINDS = ("dm", "group", "channel", "thread")
@@ -28,7 +18,7 @@ MESSAGE_KINDS = ("text", "service")
 
 
 @dataclass(frozen=True)
-class IdentityRecord(CompactRecord):
+class IdentityRecord:
     external_id: str
     display_name: str = ""
     phone: str = ""
@@ -37,7 +27,7 @@ class IdentityRecord(CompactRecord):
 
 
 @dataclass(frozen=True)
-class AccountRecord(CompactRecord):
+class AccountRecord:
     provider: str
     external_id: str
     name: str = ""
@@ -45,7 +35,7 @@ class AccountRecord(CompactRecord):
 
 
 @dataclass(frozen=True)
-class ChatRecord(CompactRecord):
+class ChatRecord:
     external_id: str
     kind: str = "dm"
     title: str = ""
@@ -53,7 +43,7 @@ class ChatRecord(CompactRecord):
 
 
 @dataclass(frozen=True)
-class AttachmentRecord(CompactRecord):
+class AttachmentRecord:
     """An attachment. `blob_path`/`sha256` are set once its bytes are in the blob store;
     an importer sets `content` instead (an opener of the export's bytes) and the import
     service copies them into the store before the batch's transaction. Neither set: the
@@ -70,7 +60,7 @@ class AttachmentRecord(CompactRecord):
 
 
 @dataclass(frozen=True)
-class MessageRecord(CompactRecord):
+class MessageRecord:
     chat_external_id: str
     external_id: str
     sent_at: datetime  # timezone-aware
@@ -87,7 +77,7 @@ class MessageRecord(CompactRecord):
 
 
 @dataclass(frozen=True)
-class DeletionRecord(CompactRecord):
+class DeletionRecord:
     """The provider says this message is gone: it becomes a tombstone, its text is kept."""
 
     chat_external_id: str

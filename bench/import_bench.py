@@ -3,8 +3,9 @@ against the raw-SQLite limit measured in the same run.
 
     python bench/import_bench.py [--messages 1000000] [--keep DIR]
 
-Prints the import's messages per second and peak RSS (of the largest process, and of the
-import with its reader process together, sampled every 250 ms),
+Prints the import's messages per second and peak memory: the largest process's RSS, and
+for the import with its forked reader together the sum of their PSS (sampled every second)
+and the sum of their RSS (every 250 ms; it counts the pages the two still share twice),
 then the limit: the same rows inserted with `executemany` into the same schema followed by
 FTS `rebuild` of both indexes, and the ratio of the two.
 Targets: ratio >= 0.5, peak RSS <= 300 MB.
@@ -33,8 +34,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from make_telegram_export import write as write_export  # noqa: E402
 
 
-def _tree_rss_kb(root: int) -> int:
-    """Resident memory of `root` and all its descendants (the import's reader process)."""
+def _tree_memory_kb(root: int, pss: bool) -> tuple[int, int]:
+    """Memory of `root` and all its descendants (the import's reader process): the sum of
+    their RSS, which counts the pages a forked child still shares with its parent twice,
+    and the sum of their PSS, which splits each shared page between its sharers."""
     parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -50,21 +53,27 @@ def _tree_rss_kb(root: int) -> int:
             if ppid == parent and pid not in tree:
                 tree.add(pid)
                 frontier.append(pid)
-    total = 0
+    rss_kb = pss_kb = 0
     for pid in tree:
         try:
             status = Path(f"/proc/{pid}/status").read_text()
+            # smaps_rollup walks the process's page tables: read it only when asked.
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text() if pss else ""
         except OSError:
             continue
         for line in status.splitlines():
             if line.startswith("VmRSS:"):
-                total += int(line.split()[1])
-    return total
+                rss_kb += int(line.split()[1])
+        for line in rollup.splitlines():
+            if line.startswith("Pss:"):
+                pss_kb += int(line.split()[1])
+    return rss_kb, pss_kb
 
 
-def wirecat(args: list[str], state: Path) -> tuple[float, int, int, str]:
+def wirecat(args: list[str], state: Path) -> tuple[float, int, tuple[int, int], str]:
     """Run `wirecat ARGS` in a fresh process. Returns (seconds, peak RSS of the largest
-    process in MB, peak RSS of the whole process tree in MB (sampled), output)."""
+    process in MB, peak (RSS, PSS) sums of the whole process tree in MB (RSS sampled every
+    250 ms, PSS every second), output)."""
     env = {**os.environ, "WIRECAT_STATE_DIR": str(state)}
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -74,13 +83,16 @@ def wirecat(args: list[str], state: Path) -> tuple[float, int, int, str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
-    peak_tree = 0
+    peak_rss = peak_pss = 0
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak_tree
+        nonlocal peak_rss, peak_pss
+        ticks = 0
         while not done.wait(0.25):
-            peak_tree = max(peak_tree, _tree_rss_kb(proc.pid))
+            ticks += 1
+            rss, pss = _tree_memory_kb(proc.pid, pss=ticks % 4 == 0)  # PSS once a second
+            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -93,7 +105,7 @@ def wirecat(args: list[str], state: Path) -> tuple[float, int, int, str]:
     elapsed = time.perf_counter() - started
     if proc.returncode:
         raise SystemExit(f"wirecat {' '.join(args)} failed:\n{output[-3000:]}")
-    return elapsed, usage.ru_maxrss // 1024, peak_tree // 1024, output
+    return elapsed, usage.ru_maxrss // 1024, (peak_rss // 1024, peak_pss // 1024), output
 
 
 def raw_limit(export: Path, state: Path) -> tuple[float, int]:
@@ -190,12 +202,13 @@ def main() -> None:
         shutil.rmtree(work / old, ignore_errors=True)
     store = work / "import-state"
     wirecat(["migrate", "-v0"], store)
-    seconds, rss_mb, tree_mb, output = wirecat(["import", str(export)], store)
+    seconds, rss_mb, (tree_rss_mb, tree_pss_mb), output = wirecat(["import", str(export)], store)
     print(output.strip().splitlines()[-6:] and "\n".join(output.strip().splitlines()[-4:]))
     rate = args.messages / seconds
     print(
         f"import:    {args.messages:,} messages in {seconds:,.1f} s = {rate:,.0f} msg/s, "
-        f"peak RSS {rss_mb} MB (largest process), {tree_mb} MB (import and reader together)"
+        f"peak RSS {rss_mb} MB (largest process); import and reader together: "
+        f"PSS {tree_pss_mb} MB, RSS sum {tree_rss_mb} MB (shared pages counted twice)"
     )
     limit_seconds, rows = raw_limit(export, work / "raw-state")
     limit_rate = rows / limit_seconds
@@ -205,7 +218,8 @@ def main() -> None:
     )
     print(
         f"ratio:     {rate / limit_rate:.2f} x the raw limit (target >= 0.5); "
-        f"peak RSS {tree_mb} MB for both processes (target <= 300)"
+        f"peak memory {rss_mb} MB largest process, {tree_pss_mb} MB PSS of both together "
+        f"(target <= 300)"
     )
 
 

@@ -179,7 +179,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # Messages per import batch (one transaction each); bounded by the sink's batch limit.
-IMPORT_BATCH_SIZE = int(os.environ.get("WIRECAT_IMPORT_BATCH", "2000"))
+IMPORT_BATCH_SIZE = int(os.environ.get("WIRECAT_IMPORT_BATCH", "5000"))
 # Parse exports in a child process while the importing one writes (both cores busy).
 IMPORT_READER_PROCESS = env_bool("WIRECAT_IMPORT_READER_PROCESS", default=True)
 # Uploaded exports are streamed to disk here, never held in memory.

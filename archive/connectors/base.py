@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, ClassVar, Protocol
 
-from archive.domain import AccountRecord, ChatRecord, CompactRecord, IdentityRecord, MessageRecord
+from archive.domain import AccountRecord, ChatRecord, IdentityRecord, MessageRecord
 from wirecat.errors import Invalid
 
 
@@ -29,7 +29,7 @@ class FormatError(Invalid):
 
 
 @dataclass(frozen=True)
-class ImportItem(CompactRecord):
+class ImportItem:
     """One message of an export, with the chat it belongs to and the people it mentions."""
 
     chat: ChatRecord

@@ -50,6 +50,7 @@ RESULT_FILE = "result.json"
 HEAD_BYTES = 16 * 1024
 BOM = b"\xef\xbb\xbf"
 MAX_CONTACT_PHONES = 200_000  # the contacts list is held in memory; bound it
+MAX_SENDER_RECORDS = 50_000  # senders whose record is reused, a bounded cache
 MAX_DEPTH = 64  # real exports nest about 8 deep
 
 Event = tuple[str, str, Any]
@@ -489,6 +490,9 @@ class _Context:
     owner_id: str | None
     phones: dict[str, str]
     skipped: Counter[str]
+    # One record per sender as last seen: a chunk sent from the reader's process then
+    # pickles each sender once, not once per message.
+    senders: dict[tuple[str, str], tuple[IdentityRecord, ...]] = field(default_factory=dict)
 
 
 class TelegramReader:
@@ -836,13 +840,17 @@ def _convert(context: _Context, chat: ChatRecord, raw: dict[str, Any]) -> Import
 
     identities: tuple[IdentityRecord, ...] = ()
     if sender_id:
-        identities = (
-            IdentityRecord(
-                external_id=sender_id,
-                display_name=display,
-                phone=context.phones.get(sender_id, ""),
-            ),
-        )
+        identities = context.senders.get((sender_id, display), ())
+        if not identities:
+            if len(context.senders) >= MAX_SENDER_RECORDS:
+                context.senders.clear()
+            identities = context.senders[(sender_id, display)] = (
+                IdentityRecord(
+                    external_id=sender_id,
+                    display_name=display,
+                    phone=context.phones.get(sender_id, ""),
+                ),
+            )
     message = MessageRecord(
         chat_external_id=chat.external_id,
         external_id=external_id,

@@ -20,6 +20,7 @@ in this process.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import pickle
@@ -178,6 +179,9 @@ def _pump(receive: Connection, chunks: queue.Queue[bytes | None], stop: threadin
 
 
 def _child(stream: ExportStream, skip: int, send: Connection) -> None:
+    # What the fork copied (Django, the parent's import) is never garbage here: freezing it
+    # keeps each collection to the records just read.
+    gc.freeze()
     read = 0
     items: list[ImportItem] = []
     try:

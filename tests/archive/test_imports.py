@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from io import StringIO
 from pathlib import Path
@@ -16,7 +17,9 @@ from django.test import Client
 from archive.jobs import import_run as import_run_job
 from archive.models import ImportJob, Message
 from archive.services.imports import (
+    IMPORT_CACHE_KIB,
     IMPORT_CHECKPOINT_PAGES,
+    IMPORT_GC_THRESHOLD,
     import_job_create,
     import_job_resume,
     import_run,
@@ -188,26 +191,34 @@ def test_skip_counts_of_a_resumed_import_match_an_uninterrupted_one(tmp_path: Pa
     assert resumed.skipped == whole.skipped
 
 
-def wal_autocheckpoint() -> int:
+def bulk_settings() -> tuple[int, int, tuple[int, int, int], int]:
+    """(wal_autocheckpoint, cache_size, the collector's thresholds, frozen objects)."""
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA wal_autocheckpoint")
-        return int(cursor.fetchone()[0])
+        checkpoint = int(cursor.fetchone()[0])
+        cursor.execute("PRAGMA cache_size")
+        cache = int(cursor.fetchone()[0])
+    return checkpoint, cache, gc.get_threshold(), gc.get_freeze_count()
 
 
 @pytest.mark.parametrize("whole", [True, False], ids=["done", "failed"])
-def test_an_import_checkpoints_less_often_and_puts_the_setting_back(
+def test_an_import_writes_in_bulk_mode_and_puts_every_setting_back(
     tmp_path: Path, whole: bool
 ) -> None:
     export = tmp_path / "result.json"
     data = telegram_export(6)
     export.write_bytes(data if whole else data[: len(data) // 2])
-    before = wal_autocheckpoint()
-    seen: list[int] = []
+    before = bulk_settings()
+    seen: list[tuple[int, int, tuple[int, int, int], int]] = []
     job = import_run(
         job_id=import_job_create(source=export).pk,
         batch_size=2,
-        progress=lambda job: seen.append(wal_autocheckpoint()),
+        progress=lambda job: seen.append(bulk_settings()),
     )
     assert job.status == ("done" if whole else "failed")
-    assert IMPORT_CHECKPOINT_PAGES in seen
-    assert wal_autocheckpoint() == before
+    checkpoint, cache, thresholds, frozen = seen[-1]
+    assert checkpoint == IMPORT_CHECKPOINT_PAGES
+    assert cache == -IMPORT_CACHE_KIB
+    assert thresholds[0] == before[2][0] * IMPORT_GC_THRESHOLD
+    assert frozen > 0  # what existed before the import is out of the collector's way
+    assert bulk_settings() == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -12,7 +13,9 @@ from archive.domain import (
     MAX_BATCH_MESSAGES,
     AttachmentRecord,
     Batch,
+    ChatRecord,
     DeletionRecord,
+    IdentityRecord,
     MessageRecord,
 )
 from archive.models import (
@@ -25,7 +28,15 @@ from archive.models import (
     MessageRevision,
     WriteOutsideSink,
 )
-from archive.sink import STORED_IDS_SQL, batch_record, message_purge
+from archive.services.store import (
+    BULK_CRISISMERGE,
+    FTS_AUTOMERGE,
+    FTS_CRISISMERGE,
+    fts_bulk_writes,
+    fts_merge_backlog,
+    store_optimize,
+)
+from archive.sink import FTS_TABLES, STORED_IDS_SQL, batch_record, message_purge
 from tests.factories import ACCOUNT, T0, batch, message
 from wirecat.errors import Invalid
 
@@ -274,6 +285,63 @@ def test_half_an_emoji_is_stored_as_a_replacement_character_not_refused() -> Non
     msg = Message.objects.get()
     assert msg.text == "cut \ufffd here \U0001f600 whole"
     assert msg.raw_json == '"\ufffd"'
+
+
+def test_a_lone_surrogate_in_any_text_field_is_replaced_and_the_rest_of_the_batch_kept() -> None:
+    batch_record(
+        batch=batch(
+            message("ok", "plain"),
+            message("x\udc00", "fine", reply_to_external_id="p\ud800", metadata={"n": "\udfff"}),
+        )
+    )
+    broken = Message.objects.get(external_id="x\ufffd")
+    assert broken.reply_to_external_id == "p\ufffd"
+    assert broken.provider_metadata == {"n": "\ufffd"}
+    assert Message.objects.get(external_id="ok").text == "plain"
+
+
+def test_a_lone_surrogate_in_a_chat_title_or_a_name_is_replaced() -> None:
+    records = batch(message("1", "hi"))
+    records = replace(
+        records,
+        chats=(ChatRecord(external_id="chat-1", kind="group", title="cut \ud83d"),),
+        identities=(IdentityRecord(external_id="alice", display_name="Al\udc00ice"),),
+    )
+    batch_record(batch=records)
+    assert Chat.objects.get().title == "cut \ufffd"
+    assert Message.objects.get().sender.display_name == "Al\ufffdice"
+
+
+def fts_setting(table: str, name: str) -> int | None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT v FROM {table}_config WHERE k = %s", [name])
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
+def test_bulk_writes_defer_fts_merging_and_merge_the_backlog_afterwards() -> None:
+    with fts_bulk_writes():
+        assert [fts_setting(t, "automerge") for t in FTS_TABLES] == [0, 0]
+        assert [fts_setting(t, "crisismerge") for t in FTS_TABLES] == [BULK_CRISISMERGE] * 2
+        for number in range(12):  # one segment per table each
+            batch_record(batch=batch(message(str(number), f"word{number} shared")))
+        assert fts_merge_backlog() > 0  # 12 level-0 segments: there was work to do
+        assert fts_merge_backlog() == 0
+        batch_record(batch=batch(message("late", "after the merge shared")))
+    assert [fts_setting(t, "automerge") for t in FTS_TABLES] == [FTS_AUTOMERGE] * 2
+    assert [fts_setting(t, "crisismerge") for t in FTS_TABLES] == [FTS_CRISISMERGE] * 2
+    assert fts_merge_backlog() == 0  # what the block left was merged on the way out
+    for table in FTS_TABLES:
+        fts_integrity(table)
+        assert len(fts_rowids(table, "shared")) == 13
+
+
+def test_the_nightly_optimise_puts_back_merging_a_killed_import_left_off() -> None:
+    with connection.cursor() as cursor:
+        for table in FTS_TABLES:  # what a process killed inside fts_bulk_writes leaves
+            cursor.execute(f"INSERT INTO {table}({table}, rank) VALUES ('automerge', 0)")
+    store_optimize()
+    assert [fts_setting(t, "automerge") for t in FTS_TABLES] == [FTS_AUTOMERGE] * 2
 
 
 def test_redelivery_cost_does_not_grow_with_the_batch(django_assert_max_num_queries: Any) -> None:

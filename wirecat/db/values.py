@@ -20,4 +20,6 @@ def without_surrogates(text: str) -> str:
 
 def db_time(value: datetime) -> str:
     """The text Django's SQLite backend stores for an aware datetime: naive UTC."""
-    return str(value.astimezone(UTC).replace(tzinfo=None))
+    if value.tzinfo is not UTC:  # most providers' times are UTC already
+        value = value.astimezone(UTC)
+    return value.replace(tzinfo=None).isoformat(" ")
