@@ -13,6 +13,7 @@ from archive.services.search_index import stems_drain, vocabulary_refresh
 from archive.services.sends import send_deliver as send_deliver_service
 from archive.services.store import heartbeat_record
 from archive.services.store import store_optimize as store_optimize_service
+from archive.services.sync import account_sync as account_sync_service
 from archive.services.tags import tag_bulk_fail
 from archive.services.tags import tag_bulk_run as tag_bulk_run_service
 from archive.services.webhooks import deliver_due
@@ -99,3 +100,15 @@ def send_deliver(attempt_id: int) -> str:
 def webhooks_deliver() -> str:
     """Every few seconds (beat): POST the webhook deliveries that are due."""
     return f"webhooks: {deliver_due()} attempted"
+
+
+@shared_task(name="archive.jobs.account_sync", ignore_result=True, acks_late=True)
+def account_sync(sync_account_id: int, force: bool = False) -> str:
+    """One live sync run of one account (beat, per the account's interval; or "Sync now")."""
+    try:
+        run = account_sync_service(sync_account_id=sync_account_id, force=force)
+    except NotFound:
+        return f"live account {sync_account_id} is gone"
+    if run is None:
+        return f"live account {sync_account_id}: skipped (busy, failed or paused)"
+    return f"sync {sync_account_id}: {run.outcome}, {run.added} added, {run.updated} updated"

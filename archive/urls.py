@@ -1,6 +1,6 @@
 from django.urls import path
 
-from archive import views
+from archive import views, views_sync
 
 app_name = "archive"
 
@@ -17,6 +17,9 @@ urlpatterns = [
     path("people/<int:person_id>/", views.person_detail, name="person"),
     path("people/<int:person_id>/edit/", views.person_edit_view, name="person_edit"),
     path("agents/", views.agents, name="agents"),
+    path("sync/", views_sync.sync_page, name="sync"),
+    path("sync/connect/", views_sync.sync_connect_view, name="sync_connect"),
+    path("sync/<str:public_id>/", views_sync.sync_account_view, name="sync_account"),
     path("sends/", views.sends_page, name="sends"),
     path("webhooks/", views.webhooks, name="webhooks"),
     path("webhooks/private/", views.webhooks_private_view, name="webhooks_private"),

@@ -179,6 +179,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # Messages per import batch (one transaction each); bounded by the sink's batch limit.
+# Live sync: a worker's hold on an account it syncs, renewed after every page; a worker
+# killed mid-run is overtaken once it lapses.
+SYNC_LEASE_SECONDS = int(os.environ.get("WIRECAT_SYNC_LEASE_SECONDS", "120"))
 IMPORT_BATCH_SIZE = int(os.environ.get("WIRECAT_IMPORT_BATCH", "5000"))
 # Parse exports in a child process while the importing one writes (both cores busy).
 IMPORT_READER_PROCESS = env_bool("WIRECAT_IMPORT_READER_PROCESS", default=True)
@@ -195,5 +198,10 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("WIRECAT_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        # httpx logs every request's URL at INFO, and a Bot API URL holds the bot's token.
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+    },
 }

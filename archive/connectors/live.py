@@ -1,0 +1,115 @@
+"""The live connector port: what a provider's live half implements for `account_sync`.
+
+A live connector is built from an account's opened credentials and settings, says what it
+can do, and fetches from a cursor one bounded page at a time: the records of the page as
+a `Batch` (the sink's own shape, the cursor after the page inside it), and whether more is
+waiting. It translates the provider's objects and errors; it never touches the ORM, so the
+sync service decides what is written, when, and in which transaction.
+
+Errors it raises, each fit to show the owner (never a credential inside):
+- `RateLimitedError(retry_after)`: the provider said wait (HTTP 429 with Retry-After,
+  Telegram's `retry_after`, FloodWait); the run waits or ends and resumes later.
+- `TransientError`: the network or a 5xx; retried with backoff.
+- `CredentialError`: the token or password is refused; the account stops until the owner
+  acts on the Sync page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from archive.connectors.sending import OutboundMessage
+from archive.domain import Batch
+
+
+class LiveError(Exception):
+    """A live connector's failure, with a message fit to show (no secret in it)."""
+
+
+class RateLimitedError(LiveError):
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = max(0.0, retry_after)
+
+
+class TransientError(LiveError):
+    pass
+
+
+class CredentialError(LiveError):
+    pass
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    history: bool = False  # can fetch messages from before it was connected
+    live: bool = True  # can fetch what arrives after the cursor
+    send: bool = False
+    edits: bool = False  # reports edits
+    deletions: bool = False  # reports deletions
+
+
+@dataclass(frozen=True)
+class Page:
+    """One bounded fetch: `batch` (None when nothing new) carries the cursor after it."""
+
+    batch: Batch | None
+    cursor: dict[str, Any]
+    more: bool
+
+
+@dataclass(frozen=True)
+class Connected:
+    """What connecting learnt: the account as the provider names it, and the settings to keep."""
+
+    account_external_id: str
+    account_name: str
+    settings: dict[str, Any]
+
+
+class LiveConnector(Protocol):
+    kind: ClassVar[str]  # "telegram_bot", ...
+    provider: ClassVar[str]  # the provider its messages belong to ("telegram")
+    label: ClassVar[str]
+    capabilities: ClassVar[Capabilities]
+    secret_fields: ClassVar[tuple[str, ...]]  # what is sealed, never shown back
+
+    def connect(self) -> Connected:
+        """Check the credentials with the provider (CredentialError when refused)."""
+        ...
+
+    def fetch(self, cursor: Mapping[str, Any], limit: int) -> Page: ...
+
+    def send(self, message: OutboundMessage) -> str:
+        """Deliver; returns the provider's id for the sent message (SendError when refused)."""
+        ...
+
+
+# kind -> the connector's class, called as factory(credentials, settings)
+Factory = Callable[[Mapping[str, Any], Mapping[str, Any]], LiveConnector]
+_CONNECTORS: dict[str, Factory] = {}
+
+
+def register_live(kind: str, factory: Factory) -> None:
+    _CONNECTORS[kind] = factory
+
+
+def live_kinds() -> list[str]:
+    return sorted(_CONNECTORS)
+
+
+def live_connector_class(kind: str) -> Any:
+    """The registered class of `kind` (its label, capabilities, secret fields), or None."""
+    return _CONNECTORS.get(kind)
+
+
+def live_connector(
+    kind: str, credentials: Mapping[str, Any], settings: Mapping[str, Any]
+) -> LiveConnector:
+    try:
+        factory = _CONNECTORS[kind]
+    except KeyError:
+        raise LiveError(f"no live connector of kind {kind!r}") from None
+    return factory(credentials, settings)

@@ -1,0 +1,314 @@
+"""Live sync: connecting an account, its beat schedule, and `account_sync`, the run itself.
+
+`account_sync` takes the account's lease (one worker at a time; a dead worker's lease
+expires), then fetches page after page from the connector's cursor and records each
+through the sink with the cursor inside the batch, so the cursor advances in the same
+transaction as what it covers. A provider's "wait" (429, retry_after, FloodWait) is waited
+out when it is short and ends the run otherwise, to be resumed by the next one; network
+errors are retried with backoff; a refused credential stops the account and shows on the
+Sync page. Every run leaves a SyncRun. Credentials are opened only here, in memory, and no
+log line or error holds them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import secrets
+import socket
+import time
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+# The live connectors register themselves with the port when imported.
+import archive.connectors.telegram_bot  # noqa: F401
+from archive.connectors.live import (
+    CredentialError,
+    LiveConnector,
+    LiveError,
+    RateLimitedError,
+    TransientError,
+    live_connector,
+)
+from archive.connectors.sending import OutboundMessage, SendError, register_sender
+from archive.credentials import SealedError, seal, unseal
+from archive.models import Account, ConnectorState, SyncAccount, SyncRun, SyncState
+from archive.sink import batch_record
+from wirecat.errors import Invalid, NotFound
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 100
+BUDGET_SECONDS = 45.0  # a run stops here and the next one continues from the cursor
+BUDGET_MESSAGES = 20_000
+MAX_WAIT_SECONDS = 30.0  # a provider's "wait" up to this is waited out within the run
+RETRIES = 4  # transient errors in a row before the run gives up (backoff 1, 2, 4, 8 s ±)
+MIN_INTERVAL_SECONDS = 10
+SYNC_TASK = "archive.jobs.account_sync"
+
+Sleep = Callable[[float], None]
+
+
+def _run_name() -> str:
+    """Who holds a lease: this host and process, and this run (two threads of one worker
+    are two holders)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def _opened(sync: SyncAccount) -> LiveConnector:
+    return live_connector(sync.kind, unseal(sync.credentials), sync.settings)
+
+
+# connecting -------------------------------------------------------------------------------
+
+
+def _schedule_set(sync: SyncAccount) -> None:
+    """The account's django-celery-beat entry (editable in the admin too)."""
+    every, _ = IntervalSchedule.objects.get_or_create(
+        every=sync.interval_seconds, period=IntervalSchedule.SECONDS
+    )
+    if sync.schedule is None:
+        sync.schedule = PeriodicTask.objects.create(
+            name=f"sync {sync.public_id}",
+            task=SYNC_TASK,
+            interval=every,
+            kwargs=json.dumps({"sync_account_id": sync.pk}),
+            enabled=sync.enabled,
+            expires=None,
+        )
+        sync.save(update_fields=["schedule"])
+    else:
+        sync.schedule.interval = every
+        sync.schedule.enabled = sync.enabled
+        sync.schedule.save(update_fields=["interval", "enabled"])
+
+
+def sync_connect(
+    *,
+    kind: str,
+    credentials: Mapping[str, Any],
+    settings: Mapping[str, Any] | None = None,
+    interval_seconds: int = 300,
+) -> SyncAccount:
+    """Check the credentials with the provider, then keep them sealed with a schedule."""
+    if interval_seconds < MIN_INTERVAL_SECONDS:
+        raise Invalid(f"interval: at least {MIN_INTERVAL_SECONDS} seconds")
+    try:
+        connector = live_connector(kind, credentials, settings or {})
+        connected = connector.connect()
+    except LiveError as exc:
+        raise Invalid(f"connecting: {exc}") from None
+    kept = {**(settings or {}), **connected.settings}
+    with transaction.atomic():
+        account, _ = Account.objects.get_or_create(
+            provider=connector.provider,
+            external_id=connected.account_external_id,
+            defaults={"name": connected.account_name},
+        )
+        if hasattr(account, "sync"):
+            sync = account.sync
+            sync.kind, sync.settings = kind, kept
+            sync.credentials = seal(dict(credentials))
+            sync.interval_seconds, sync.state, sync.last_error = interval_seconds, "idle", ""
+            sync.save()
+        else:
+            sync = SyncAccount.objects.create(
+                account=account,
+                kind=kind,
+                credentials=seal(dict(credentials)),
+                settings=kept,
+                interval_seconds=interval_seconds,
+            )
+        _schedule_set(sync)
+    log.info("connected %s account %s", kind, account.name)
+    return sync
+
+
+def sync_interval_set(*, sync: SyncAccount, interval_seconds: int, enabled: bool = True) -> None:
+    if interval_seconds < MIN_INTERVAL_SECONDS:
+        raise Invalid(f"interval: at least {MIN_INTERVAL_SECONDS} seconds")
+    with transaction.atomic():
+        sync.interval_seconds, sync.enabled = interval_seconds, enabled
+        sync.save(update_fields=["interval_seconds", "enabled"])
+        _schedule_set(sync)
+
+
+def sync_disconnect(*, sync: SyncAccount) -> None:
+    """Forget the credentials and the schedule; the archived messages stay."""
+    with transaction.atomic():
+        if sync.schedule is not None:
+            sync.schedule.delete()
+        sync.delete()
+
+
+def sync_get(public_id: str) -> SyncAccount:
+    try:
+        return SyncAccount.objects.select_related("account", "schedule").get(public_id=public_id)
+    except SyncAccount.DoesNotExist:
+        raise NotFound(f"no live account {public_id!r}") from None
+
+
+# the lease --------------------------------------------------------------------------------
+
+
+def _lease_take(sync_id: int, owner: str, seconds: int) -> bool:
+    now = timezone.now()
+    with transaction.atomic():
+        taken = (
+            SyncAccount.objects.filter(pk=sync_id)
+            .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+            .update(
+                lease_owner=owner,
+                lease_until=now + timedelta(seconds=seconds),
+                state=SyncState.RUNNING,
+            )
+        )
+    return taken == 1
+
+
+def _lease_renew(sync_id: int, owner: str, seconds: int) -> None:
+    SyncAccount.objects.filter(pk=sync_id, lease_owner=owner).update(
+        lease_until=timezone.now() + timedelta(seconds=seconds)
+    )
+
+
+# the run ----------------------------------------------------------------------------------
+
+
+def _backoff(attempt: int) -> float:
+    return float(min(60, 2**attempt)) * (0.5 + random.random())  # noqa: S311 - jitter only
+
+
+def account_sync(
+    *,
+    sync_account_id: int,
+    budget_seconds: float = BUDGET_SECONDS,
+    budget_messages: int = BUDGET_MESSAGES,
+    page_size: int = PAGE_SIZE,
+    lease_seconds: int | None = None,
+    sleep: Sleep = time.sleep,
+    force: bool = False,
+) -> SyncRun | None:
+    """One run for one account; None when another worker holds its lease, or (unless
+    `force`, the owner's "Sync now") when the account is paused or its credentials failed."""
+    found = SyncAccount.objects.filter(pk=sync_account_id).values_list("enabled", "state").first()
+    if found is None:
+        raise NotFound(f"no live account {sync_account_id}")
+    enabled, current = found
+    if not force and (not enabled or current == SyncState.FAILED):
+        return None
+    owner = _run_name()
+    lease_seconds = lease_seconds or django_settings.SYNC_LEASE_SECONDS
+    if not _lease_take(sync_account_id, owner, lease_seconds):
+        log.info("sync %s: another worker holds the lease", sync_account_id)
+        return None
+    sync = SyncAccount.objects.select_related("account").get(pk=sync_account_id)
+    run = SyncRun.objects.create(sync_account=sync, started_at=timezone.now())
+    started = time.monotonic()
+    state, error = SyncState.IDLE, ""
+    try:
+        connector = _opened(sync)
+        stream = connector.kind
+        row = ConnectorState.objects.filter(account=sync.account, stream=stream).first()
+        cursor: dict[str, Any] = dict(row.cursor) if row else {}
+        failures = 0
+        run.outcome = "done"
+        while True:
+            if run.fetched >= budget_messages or time.monotonic() - started >= budget_seconds:
+                run.outcome = "budget"
+                break
+            try:
+                page = connector.fetch(cursor, page_size)
+            except RateLimitedError as exc:
+                left = budget_seconds - (time.monotonic() - started)
+                if exc.retry_after <= min(MAX_WAIT_SECONDS, left):
+                    log.info(
+                        "sync %s: provider asks to wait %.0f s", sync.public_id, exc.retry_after
+                    )
+                    sleep(exc.retry_after)
+                    continue
+                run.outcome, run.error = "rate-limited", str(exc)
+                break
+            except TransientError as exc:
+                failures += 1
+                if failures > RETRIES:
+                    run.outcome, run.error = "error", str(exc)
+                    error = str(exc)
+                    break
+                sleep(_backoff(failures))
+                continue
+            failures = 0
+            run.pages += 1
+            if page.batch is not None:
+                result = batch_record(batch=page.batch)
+                run.fetched += len(page.batch.messages)
+                run.added += result.added
+                run.updated += result.updated
+            cursor = dict(page.cursor)
+            _lease_renew(sync.pk, owner, lease_seconds)
+            SyncRun.objects.filter(pk=run.pk).update(
+                fetched=run.fetched, added=run.added, updated=run.updated, pages=run.pages
+            )
+            if not page.more:
+                break
+    except (CredentialError, SealedError) as exc:
+        state, error = SyncState.FAILED, str(exc)
+        run.outcome, run.error = "credentials", error
+    except LiveError as exc:
+        error = str(exc)
+        run.outcome, run.error = "error", error
+    finally:
+        run.ended_at = timezone.now()
+        run.save()
+        SyncAccount.objects.filter(pk=sync.pk, lease_owner=owner).update(
+            lease_owner="",
+            lease_until=None,
+            state=state,
+            last_error=error,
+            last_run_at=run.ended_at,
+        )
+    log.log(
+        logging.WARNING if run.error else logging.INFO,
+        "sync %s: %s, %d fetched, %d added, %d updated%s",
+        sync.public_id,
+        run.outcome,
+        run.fetched,
+        run.added,
+        run.updated,
+        f" ({run.error})" if run.error else "",
+    )
+    return run
+
+
+# sending ----------------------------------------------------------------------------------
+
+
+def _send_live(message: OutboundMessage, provider: str) -> str:
+    sync = (
+        SyncAccount.objects.select_related("account")
+        .filter(account__provider=provider, account__external_id=message.account_external_id)
+        .first()
+    )
+    if sync is None:
+        raise SendError(f"account {message.account_external_id!r} has no live connection")
+    try:
+        connector = _opened(sync)
+    except (LiveError, SealedError) as exc:
+        raise SendError(str(exc)) from None
+    if not connector.capabilities.send:
+        raise SendError(f"{connector.label} cannot send")
+    return connector.send(message)
+
+
+def senders_register() -> None:
+    """The send port's sender for every provider a live connector can send on."""
+    register_sender("telegram", lambda message: _send_live(message, "telegram"))

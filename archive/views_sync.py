@@ -1,0 +1,106 @@
+"""The Sync page: every live account with its state, runs and schedule; connect, sync
+now, change the interval, pause, disconnect. Credentials go in and are never shown back."""
+
+from __future__ import annotations
+
+from django.contrib import messages as flash
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from archive.jobs import account_sync as account_sync_job
+from archive.selectors.sync import sync_row, sync_rows
+from archive.services.sync import sync_connect, sync_disconnect, sync_get, sync_interval_set
+from wirecat.errors import Invalid, NotFound, WireCatError
+
+CONNECT_FORMS = {
+    "telegram_bot": {
+        "title": "Telegram bot",
+        "help": "A token from @BotFather. The bot sees the chats it is a member of, from the"
+        " moment it joined.",
+    },
+}
+
+
+def _interval(raw: str) -> int:
+    if not raw.strip().isdigit() or len(raw.strip()) > 7:
+        raise Invalid("interval: a whole number of seconds")
+    return int(raw)
+
+
+def _page(request: HttpRequest, *, error: str = "", status: int = 200) -> HttpResponse:
+    return render(
+        request,
+        "archive/sync.html",
+        {"rows": sync_rows(), "forms": CONNECT_FORMS, "error": error},
+        status=status,
+    )
+
+
+@require_GET
+def sync_page(request: HttpRequest) -> HttpResponse:
+    return _page(request)
+
+
+@require_POST
+def sync_connect_view(request: HttpRequest) -> HttpResponse:
+    kind = request.POST.get("kind", "")
+    try:
+        if kind not in CONNECT_FORMS:
+            raise Invalid(f"kind: one of {', '.join(CONNECT_FORMS)}")
+        token = request.POST.get("token", "").strip()
+        if not token:
+            raise Invalid("token: needed")
+        settings = {}
+        api_url = request.POST.get("api_url", "").strip()
+        if api_url:
+            if not api_url.startswith(("https://", "http://")):
+                raise Invalid("API address: an http(s) URL")
+            settings["api_url"] = api_url
+        sync = sync_connect(
+            kind=kind,
+            credentials={"token": token},
+            settings=settings,
+            interval_seconds=_interval(request.POST.get("interval", "300")),
+        )
+    except Invalid as exc:
+        return _page(request, error=str(exc), status=422)
+    account_sync_job.delay_on_commit(sync.pk, force=True)
+    flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
+    return redirect("archive:sync")
+
+
+@require_http_methods(["GET", "POST"])
+def sync_account_view(request: HttpRequest, public_id: str) -> HttpResponse:
+    """GET: the account's row (htmx polls it while a run is going). POST: an action."""
+    try:
+        sync = sync_get(public_id)
+        if request.method == "GET":
+            return render(request, "archive/_sync_row.html", {"row": sync_row(sync)})
+        action = request.POST.get("action", "")
+        if action == "now":
+            account_sync_job.delay_on_commit(sync.pk, force=True)
+            flash.success(request, f"{sync.account.name}: a sync is on its way.")
+        elif action == "interval":
+            sync_interval_set(
+                sync=sync,
+                interval_seconds=_interval(request.POST.get("interval", "")),
+                enabled=sync.enabled,
+            )
+            flash.success(request, f"{sync.account.name}: every {sync.interval_seconds} s.")
+        elif action in ("pause", "resume"):
+            sync_interval_set(
+                sync=sync, interval_seconds=sync.interval_seconds, enabled=action == "resume"
+            )
+            flash.success(request, f"{sync.account.name}: {action}d.")
+        elif action == "disconnect":
+            name = sync.account.name
+            sync_disconnect(sync=sync)
+            flash.success(request, f"Disconnected {name}; its messages stay in the archive.")
+        else:
+            raise Invalid("action: now, interval, pause, resume or disconnect")
+    except NotFound as exc:
+        return render(request, "error.html", {"error": exc}, status=exc.http_status)
+    except WireCatError as exc:
+        flash.error(request, str(exc))
+    return redirect("archive:sync")

@@ -1,0 +1,465 @@
+"""Live sync through the Telegram Bot API connector, against a local server answering the
+Bot API's real JSON: connect, full and incremental runs, edits, rate limits, refused
+tokens, leases, sends through the guard, and a worker killed mid-run."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+from django_celery_beat.models import PeriodicTask
+
+from archive.credentials import KEY_FILE, unseal
+from archive.jobs import account_sync as account_sync_job
+from archive.jobs import send_deliver as send_deliver_job
+from archive.models import (
+    Account,
+    Chat,
+    ConnectorState,
+    Message,
+    MessageRevision,
+    SendAttempt,
+    SyncAccount,
+    SyncRun,
+)
+from archive.services import agents as agent_service
+from archive.services.sync import account_sync, sync_connect, sync_disconnect, sync_interval_set
+from tests.providers.bot_api import ALICE, BOB, GROUP, PRIVATE, TOKEN, BotApi
+from wirecat.errors import Invalid
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def bot_api() -> Iterator[BotApi]:
+    api = BotApi()
+    yield api
+    api.close()
+
+
+def connect(api: BotApi, **extra: Any) -> SyncAccount:
+    return sync_connect(
+        kind="telegram_bot", credentials={"token": TOKEN}, settings={"api_url": api.url}, **extra
+    )
+
+
+def chatter(api: BotApi, count: int) -> None:
+    """`count` messages: Alice and Bob in the group, every 7th a reply, every 10th private."""
+    for n in range(1, count + 1):
+        if n % 10 == 0:
+            api.post(PRIVATE, ALICE, f"private note {n}")
+        elif n % 7 == 0:
+            api.post(GROUP, BOB, f"answer {n}", reply_to_message={"message_id": n - 1})
+        else:
+            api.post(GROUP, ALICE if n % 2 else BOB, f"group line {n}")
+
+
+class Sleeps(list[float]):
+    """The run's clock for waiting: records what it was asked to wait, waits nothing."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def test_connecting_checks_the_token_seals_it_and_schedules_the_account(
+    bot_api: BotApi, settings: Any
+) -> None:
+    sync = connect(bot_api, interval_seconds=120)
+    account = sync.account
+    assert (account.provider, account.external_id, account.name) == (
+        "telegram",
+        "bot7000000001",
+        "@archivist_bot",
+    )
+    assert TOKEN not in sync.credentials and TOKEN not in json.dumps(sync.settings)
+    assert unseal(sync.credentials) == {"token": TOKEN}
+    key = Path(settings.STATE_DIR) / KEY_FILE
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    task = PeriodicTask.objects.get(pk=sync.schedule_id)
+    assert task.task == "archive.jobs.account_sync"
+    assert json.loads(task.kwargs) == {"sync_account_id": sync.pk}
+    assert task.interval is not None and task.interval.every == 120
+    sync_interval_set(sync=sync, interval_seconds=600)
+    task.refresh_from_db()
+    assert task.interval is not None and task.interval.every == 600
+    sync_disconnect(sync=sync)
+    assert not PeriodicTask.objects.filter(pk=task.pk).exists()
+    assert Account.objects.filter(pk=account.pk).exists()  # the archive keeps the account
+
+
+def test_a_refused_token_is_a_clear_error_and_keeps_nothing(bot_api: BotApi) -> None:
+    bot_api.valid_tokens.clear()
+    with pytest.raises(Invalid, match="Telegram refused the bot token"):
+        connect(bot_api)
+    assert not SyncAccount.objects.exists()
+
+
+def test_a_full_sync_from_empty_then_an_incremental_one_with_an_edit(bot_api: BotApi) -> None:
+    sync = connect(bot_api)
+    chatter(bot_api, 250)
+    run = account_sync(sync_account_id=sync.pk, page_size=100)
+    assert run is not None
+    assert (run.outcome, run.fetched, run.added, run.pages) == ("done", 250, 250, 3)
+    assert Message.objects.filter(account=sync.account).count() == 250
+    group = Chat.objects.get(external_id=str(GROUP["id"]))
+    assert (group.kind, group.title) == ("group", "Night owls")
+    assert Chat.objects.get(external_id=str(PRIVATE["id"])).kind == "dm"
+    answer = Message.objects.get(chat=group, text="answer 7")
+    assert answer.reply_to is not None and answer.reply_to.text == "group line 6"
+    assert answer.sender is not None and answer.sender.display_name == "Bob"
+    cursor = ConnectorState.objects.get(account=sync.account, stream="telegram_bot").cursor
+    assert cursor == {"offset": 500_251}
+    sync.refresh_from_db()
+    assert (sync.state, sync.lease_owner, sync.last_error) == ("idle", "", "")
+
+    bot_api.post(GROUP, ALICE, "after the first run")
+    bot_api.edit(3, "group line 3, corrected")
+    again = account_sync(sync_account_id=sync.pk, page_size=100)
+    assert again is not None and (again.added, again.updated) == (1, 1)
+    assert bot_api.offsets_asked()[3] == 500_251  # the second run began at the cursor
+    edited = Message.objects.get(chat=group, external_id="3")
+    assert edited.text == "group line 3, corrected" and edited.edited_at is not None
+    assert MessageRevision.objects.get(message=edited).text == "group line 3"
+    assert Message.objects.filter(account=sync.account).count() == 251
+    assert account_sync(sync_account_id=sync.pk).added == 0  # type: ignore[union-attr]
+
+
+def test_a_short_wait_asked_mid_run_is_waited_out(bot_api: BotApi) -> None:
+    sync = connect(bot_api)
+    chatter(bot_api, 250)
+    bot_api.rate_limit_calls = {2: 3}  # the second getUpdates answers 429, retry after 3 s
+    sleeps = Sleeps()
+    run = account_sync(sync_account_id=sync.pk, page_size=100, sleep=sleeps)
+    assert sleeps == [3.0]
+    assert run is not None and (run.outcome, run.added) == ("done", 250)
+
+
+def test_a_long_wait_ends_the_run_and_the_next_one_finishes_nothing_lost_or_doubled(
+    bot_api: BotApi,
+) -> None:
+    sync = connect(bot_api)
+    chatter(bot_api, 250)
+    bot_api.rate_limit_calls = {2: 600}
+    sleeps = Sleeps()
+    first = account_sync(sync_account_id=sync.pk, page_size=100, sleep=sleeps)
+    assert first is not None
+    assert (first.outcome, first.added) == ("rate-limited", 100)
+    assert "retry after 600" in first.error and sleeps == []
+    second = account_sync(sync_account_id=sync.pk, page_size=100, sleep=sleeps)
+    assert second is not None and (second.outcome, second.added) == ("done", 150)
+    ids = list(Message.objects.filter(account=sync.account).values_list("external_id", flat=True))
+    assert len(ids) == len(set(ids)) == 250
+
+
+def test_network_errors_are_retried_with_backoff(bot_api: BotApi) -> None:
+    sync = connect(bot_api)
+    chatter(bot_api, 5)
+    url = bot_api.url
+    bot_api.close()  # nothing listens: every attempt fails to connect
+    sleeps = Sleeps()
+    run = account_sync(sync_account_id=sync.pk, sleep=sleeps)
+    assert run is not None and run.outcome == "error"
+    assert len(sleeps) == 4 and sleeps[-1] > sleeps[0]
+    assert "ConnectError" in run.error and url not in run.error
+    sync.refresh_from_db()
+    assert sync.state == "idle" and "ConnectError" in sync.last_error  # tried again next time
+
+
+def test_a_refused_token_stops_the_account_and_no_log_line_holds_it(
+    bot_api: BotApi, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    sync = connect(bot_api)
+    chatter(bot_api, 120)
+    account_sync(sync_account_id=sync.pk, page_size=100)
+    bot_api.valid_tokens.clear()  # revoked at @BotFather
+    run = account_sync(sync_account_id=sync.pk)
+    assert run is not None and run.outcome == "credentials"
+    sync.refresh_from_db()
+    assert sync.state == "failed" and "refused the bot token" in sync.last_error
+    assert account_sync(sync_account_id=sync.pk) is None  # beat's runs wait for the owner
+    assert account_sync_job(sync.pk).endswith("skipped (busy, failed or paused)")
+    assert account_sync(sync_account_id=sync.pk, force=True) is not None  # "Sync now" tries
+    logged = "\n".join(
+        f"{record.getMessage()} {record.args!r} {record.exc_text or ''}"
+        for record in caplog.records
+    )
+    assert "refused the bot token" in logged  # the runs were logged, the token never
+    assert TOKEN.split(":")[1] not in logged
+    assert all(TOKEN not in run.error for run in SyncRun.objects.all())
+
+
+def test_a_held_lease_turns_a_second_run_away_until_it_lapses(bot_api: BotApi) -> None:
+    sync = connect(bot_api)
+    chatter(bot_api, 3)
+    SyncAccount.objects.filter(pk=sync.pk).update(
+        lease_owner="elsewhere:1", lease_until=timezone.now() + timezone.timedelta(seconds=60)
+    )
+    assert account_sync(sync_account_id=sync.pk) is None
+    assert bot_api.offsets_asked() == []
+    SyncAccount.objects.filter(pk=sync.pk).update(
+        lease_until=timezone.now() - timezone.timedelta(seconds=1)  # its worker died
+    )
+    run = account_sync(sync_account_id=sync.pk)
+    assert run is not None and run.added == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_syncs_of_one_account_at_once_never_both_run(bot_api: BotApi) -> None:
+    sync = connect(bot_api)
+    chatter(bot_api, 300)
+    bot_api.delay = 0.15
+    barrier = threading.Barrier(2)
+    runs: list[SyncRun | None] = []
+    problems: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            barrier.wait()
+            runs.append(account_sync(sync_account_id=sync.pk, page_size=100))
+        except BaseException as exc:
+            problems.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert problems == []
+    assert sorted(r is None for r in runs) == [False, True]
+    assert bot_api.most_busy == 1  # the provider never saw two fetches at once
+    assert Message.objects.filter(account=sync.account).count() == 300
+
+
+def test_a_send_through_the_guard_goes_out_through_the_bot(bot_api: BotApi, client: Client) -> None:
+    sync = connect(bot_api)
+    bot_api.post(PRIVATE, ALICE, "can you remind me?")
+    account_sync(sync_account_id=sync.pk)
+    account = sync.account
+    account.send_permission = "allow"
+    account.save()
+    chat = Chat.objects.get(account=account, external_id=str(PRIVATE["id"]))
+    Chat.objects.filter(pk=chat.pk).update(send_allowed=True)
+    issued = agent_service.agent_create(name="helper", scopes=["messages.send"])
+    asked = Message.objects.get(chat=chat)
+    response = client.post(
+        "/api/messages/send",
+        json.dumps(
+            {
+                "account_id": account.pk,
+                "chat_id": chat.pk,
+                "text": "Reminder: call the plumber",
+                "reply_to": asked.public_id,
+            }
+        ),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {issued.token}",
+        HTTP_IDEMPOTENCY_KEY="remind-1",
+    )
+    assert response.status_code == 202, response.content
+    attempt = SendAttempt.objects.get(public_id=response.json()["send_id"])
+    send_deliver_job(attempt.pk)
+    attempt.refresh_from_db()
+    assert attempt.outcome == "sent", attempt.error
+    assert bot_api.sent == [
+        {
+            "chat_id": str(PRIVATE["id"]),
+            "text": "Reminder: call the plumber",
+            "reply_parameters": {"message_id": 1, "allow_sending_without_reply": True},
+        }
+    ]
+    outbound = Message.objects.get(public_id=response.json()["message_id"])
+    assert outbound.delivery_status == "sent" and outbound.provider_metadata["provider_id"] == "2"
+
+
+# a worker killed mid-run ------------------------------------------------------------------
+
+
+def _wirecat(state: Path, *args: str, **popen: Any) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "WIRECAT_STATE_DIR": str(state), "WIRECAT_SYNC_LEASE_SECONDS": "2"}
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=env, **popen
+    )
+
+
+def _stored(state: Path) -> tuple[int, int]:
+    """(messages, distinct provider ids) in the store, read without taking any lock."""
+    db = sqlite3.connect(f"file:{state / 'wirecat.db'}?mode=ro", uri=True)
+    try:
+        return db.execute(
+            "SELECT count(*), count(DISTINCT chat_id || ':' || external_id) FROM archive_message"
+        ).fetchone()
+    except sqlite3.OperationalError:
+        return (0, 0)
+    finally:
+        db.close()
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_is_resumed_from_the_committed_cursor(
+    bot_api: BotApi, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    assert _wirecat(state, "migrate", "-v0").wait() == 0
+    connected = _wirecat(
+        state,
+        "shell",
+        "-c",
+        "from archive.services.sync import sync_connect as c;"
+        f"print(c(kind='telegram_bot', credentials={{'token': {TOKEN!r}}},"
+        f" settings={{'api_url': {bot_api.url!r}}}).public_id)",
+        stdout=subprocess.PIPE,
+    )
+    out, _ = connected.communicate()
+    public_id = out.decode().strip().splitlines()[-1]
+    chatter(bot_api, 1000)
+    bot_api.delay = 0.3
+    worker = _wirecat(
+        state, "sync", public_id, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 60
+    while _stored(state)[0] < 300 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    killed_at = _stored(state)[0]
+    assert 300 <= killed_at < 1000
+    db = sqlite3.connect(f"file:{state / 'wirecat.db'}?mode=ro", uri=True)
+    committed = json.loads(db.execute("SELECT cursor FROM archive_connectorstate").fetchone()[0])
+    db.close()
+    # The cursor commits with the messages it covers: nothing stored beyond it, nothing short.
+    assert committed["offset"] == 500_001 + killed_at
+    asked_before = len(bot_api.offsets_asked())
+    bot_api.delay = 0
+    time.sleep(2.5)  # the dead worker's lease lapses
+    resumed = _wirecat(state, "sync", public_id, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    output, _ = resumed.communicate()
+    assert resumed.returncode == 0, output.decode()
+    assert bot_api.offsets_asked()[asked_before] == committed["offset"]
+    assert _stored(state) == (1000, 1000)
+
+
+# the Sync page ----------------------------------------------------------------------------
+
+
+def test_the_sync_page_needs_the_owner(client: Client) -> None:
+    response = client.get("/sync/")
+    assert response.status_code == 302 and "/login" in response["Location"]
+
+
+def test_the_sync_page_connects_shows_runs_and_never_the_token(
+    owner_client: Client, bot_api: BotApi, django_capture_on_commit_callbacks: Any
+) -> None:
+    empty = owner_client.get("/sync/").content.decode()
+    assert "No live accounts yet" in empty and "Connect a Telegram bot" in empty
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = owner_client.post(
+            "/sync/connect/",
+            {"kind": "telegram_bot", "token": TOKEN, "interval": "60", "api_url": bot_api.url},
+        )
+    assert response.status_code == 302
+    assert len(callbacks) == 1  # the first sync is queued once the connection commits
+    sync = SyncAccount.objects.get()
+    chatter(bot_api, 30)
+    account_sync_job.run(sync.pk, True)  # what the worker runs
+    page = owner_client.get("/sync/").content.decode()
+    assert "@archivist_bot" in page and "30 new, 0 changed" in page
+    assert "offset=500031" in page and 'hx-trigger="every 2s"' not in page
+    assert TOKEN not in page and TOKEN.split(":")[1] not in page
+
+    # While a run holds the lease, the row polls and shows the run's figures.
+    SyncAccount.objects.filter(pk=sync.pk).update(lease_owner="w:1", lease_until=timezone.now())
+    SyncRun.objects.create(sync_account=sync, started_at=timezone.now(), fetched=12, added=11)
+    row = owner_client.get(f"/sync/{sync.public_id}/").content.decode()
+    assert "<html" not in row and 'hx-trigger="every 2s"' in row
+    assert "<strong>12</strong> fetched" in row and "running" in row
+
+
+def test_a_refused_token_is_shown_on_the_form_with_422(
+    owner_client: Client, bot_api: BotApi
+) -> None:
+    bot_api.valid_tokens.clear()
+    response = owner_client.post(
+        "/sync/connect/", {"kind": "telegram_bot", "token": "12:nope", "api_url": bot_api.url}
+    )
+    assert response.status_code == 422
+    assert "Telegram refused the bot token" in response.content.decode()
+    for bad, words in [
+        ({"kind": "fax"}, "kind: one of telegram_bot"),
+        ({"kind": "telegram_bot", "token": ""}, "token: needed"),
+        ({"kind": "telegram_bot", "token": "1:a", "interval": "soon"}, "whole number"),
+        ({"kind": "telegram_bot", "token": "1:a", "api_url": "file:///etc"}, "http(s) URL"),
+    ]:
+        answer = owner_client.post("/sync/connect/", bad)
+        assert answer.status_code == 422 and words in answer.content.decode()
+    assert not SyncAccount.objects.exists()
+
+
+def test_the_row_actions_sync_now_interval_pause_and_disconnect(
+    owner_client: Client, bot_api: BotApi, django_capture_on_commit_callbacks: Any
+) -> None:
+    sync = connect(bot_api)
+    url = f"/sync/{sync.public_id}/"
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert owner_client.post(url, {"action": "now"}).status_code == 302
+    assert len(callbacks) == 1
+    owner_client.post(url, {"action": "interval", "interval": "5"})  # below the minimum
+    sync.refresh_from_db()
+    assert sync.interval_seconds == 300
+    assert "at least 10 seconds" in owner_client.get("/sync/").content.decode()
+    owner_client.post(url, {"action": "interval", "interval": "900"})
+    owner_client.post(url, {"action": "pause"})
+    sync.refresh_from_db()
+    assert sync.interval_seconds == 900 and not sync.enabled
+    task = PeriodicTask.objects.get(pk=sync.schedule_id)
+    assert task.enabled is False and task.interval is not None and task.interval.every == 900
+    assert account_sync(sync_account_id=sync.pk) is None  # paused: beat's runs skip it
+    owner_client.post(url, {"action": "disconnect"})
+    assert not SyncAccount.objects.exists() and not PeriodicTask.objects.filter(pk=task.pk).exists()
+    assert owner_client.get(url).status_code == 404
+
+
+def test_the_admin_edits_the_interval_through_the_service_and_never_shows_the_token(
+    owner_client: Client, bot_api: BotApi
+) -> None:
+    sync = connect(bot_api)
+    account_sync(sync_account_id=sync.pk)
+    url = f"/admin/archive/syncaccount/{sync.pk}/change/"
+    page = owner_client.get(url).content.decode()
+    assert "@archivist_bot" in page and TOKEN not in page and sync.credentials not in page
+    response = owner_client.post(
+        url,
+        {
+            "interval_seconds": "1800",
+            "enabled": "on",
+            "runs-TOTAL_FORMS": "1",
+            "runs-INITIAL_FORMS": "1",
+            "runs-MIN_NUM_FORMS": "0",
+            "runs-MAX_NUM_FORMS": "0",
+            "runs-0-id": str(SyncRun.objects.get().pk),
+            "runs-0-sync_account": str(sync.pk),
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    task = PeriodicTask.objects.get(pk=sync.schedule_id)
+    assert task.interval is not None and task.interval.every == 1800
+    assert owner_client.get("/admin/archive/syncaccount/add/").status_code == 403
