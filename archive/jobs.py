@@ -14,6 +14,7 @@ from archive.services.sends import send_deliver as send_deliver_service
 from archive.services.store import heartbeat_record
 from archive.services.store import store_optimize as store_optimize_service
 from archive.services.sync import account_sync as account_sync_service
+from archive.services.sync import accounts_repair as accounts_repair_service
 from archive.services.tags import tag_bulk_fail
 from archive.services.tags import tag_bulk_run as tag_bulk_run_service
 from archive.services.webhooks import deliver_due
@@ -112,3 +113,11 @@ def account_sync(sync_account_id: int, force: bool = False) -> str:
     if run is None:
         return f"live account {sync_account_id}: skipped (busy, failed or paused)"
     return f"sync {sync_account_id}: {run.outcome}, {run.added} added, {run.updated} updated"
+
+
+@shared_task(name="archive.jobs.accounts_repair", ignore_result=True)
+def accounts_repair() -> str:
+    """Daily: re-read each live account's last two days for edits the live pass missed."""
+    runs = accounts_repair_service()
+    done = [run for run in runs if run.outcome != "no-repair"]
+    return f"repair: {len(done)} accounts re-read, {sum(run.updated for run in done)} updated"

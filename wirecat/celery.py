@@ -40,6 +40,11 @@ def _beat_schedule(heartbeat_seconds: int) -> dict[str, dict[str, object]]:
             "schedule": 10.0,
             "options": {"expires": 9.0},
         },
+        "sync-repair-daily": {
+            "task": "archive.jobs.accounts_repair",
+            "schedule": crontab(hour="4", minute="15"),
+            "options": {"expires": 60 * 60 * 6},
+        },
         "store-optimize-nightly": {
             "task": "archive.jobs.store_optimize",
             "schedule": crontab(hour="3", minute="30"),

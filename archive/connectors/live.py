@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from archive.connectors.sending import OutboundMessage
@@ -81,6 +82,12 @@ class LiveConnector(Protocol):
         ...
 
     def fetch(self, cursor: Mapping[str, Any], limit: int) -> Page: ...
+
+    def rewind(self, cursor: Mapping[str, Any], since: datetime) -> dict[str, Any] | None:
+        """A cursor from which `fetch` reads again what arrived since `since` (the repair
+        pass re-reads a trailing window for edits the live pass missed); None when the
+        provider cannot re-read."""
+        ...
 
     def send(self, message: OutboundMessage) -> str:
         """Deliver; returns the provider's id for the sent message (SendError when refused)."""

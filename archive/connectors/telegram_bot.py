@@ -204,6 +204,9 @@ class TelegramBot:
             metadata=metadata,
         )
 
+    def rewind(self, cursor: Mapping[str, Any], since: datetime) -> dict[str, Any] | None:
+        return None  # getUpdates is a queue: what was confirmed is gone from it
+
     def send(self, message: OutboundMessage) -> str:
         payload: dict[str, Any] = {"chat_id": message.chat_external_id, "text": message.text}
         if message.reply_to_external_id:

@@ -20,6 +20,7 @@ import secrets
 import socket
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -30,6 +31,7 @@ from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 # The live connectors register themselves with the port when imported.
+import archive.connectors.discord_bot
 import archive.connectors.telegram_bot  # noqa: F401
 from archive.connectors.live import (
     CredentialError,
@@ -197,9 +199,14 @@ def account_sync(
     lease_seconds: int | None = None,
     sleep: Sleep = time.sleep,
     force: bool = False,
+    repair_hours: float | None = None,
 ) -> SyncRun | None:
     """One run for one account; None when another worker holds its lease, or (unless
-    `force`, the owner's "Sync now") when the account is paused or its credentials failed."""
+    `force`, the owner's "Sync now") when the account is paused or its credentials failed.
+
+    With `repair_hours`, the run re-reads that trailing window instead (edits the live pass
+    cannot see) and leaves the live cursor where it is; None when the connector cannot
+    re-read."""
     found = SyncAccount.objects.filter(pk=sync_account_id).values_list("enabled", "state").first()
     if found is None:
         raise NotFound(f"no live account {sync_account_id}")
@@ -220,8 +227,15 @@ def account_sync(
         stream = connector.kind
         row = ConnectorState.objects.filter(account=sync.account, stream=stream).first()
         cursor: dict[str, Any] = dict(row.cursor) if row else {}
+        if repair_hours is not None:
+            since = timezone.now() - timedelta(hours=repair_hours)
+            rewound = connector.rewind(cursor, since)
+            if rewound is None:
+                run.outcome = "no-repair"
+                return run
+            cursor = rewound
         failures = 0
-        run.outcome = "done"
+        run.outcome = "done" if repair_hours is None else "repaired"
         while True:
             if run.fetched >= budget_messages or time.monotonic() - started >= budget_seconds:
                 run.outcome = "budget"
@@ -249,7 +263,9 @@ def account_sync(
             failures = 0
             run.pages += 1
             if page.batch is not None:
-                result = batch_record(batch=page.batch)
+                # A repair pass re-reads behind the live cursor: it records, never moves it.
+                batch = page.batch if repair_hours is None else replace(page.batch, cursor=None)
+                result = batch_record(batch=batch)
                 run.fetched += len(page.batch.messages)
                 run.added += result.added
                 run.updated += result.updated
@@ -289,6 +305,23 @@ def account_sync(
     return run
 
 
+REPAIR_HOURS = 48.0  # the daily repair pass re-reads two days
+
+
+def accounts_repair(*, hours: float = REPAIR_HOURS) -> list[SyncRun]:
+    """The daily repair pass: every enabled, working account whose provider can re-read."""
+    runs = []
+    for sync_id in (
+        SyncAccount.objects.filter(enabled=True)
+        .exclude(state=SyncState.FAILED)
+        .values_list("pk", flat=True)
+    ):
+        run = account_sync(sync_account_id=sync_id, repair_hours=hours)
+        if run is not None:
+            runs.append(run)
+    return runs
+
+
 # sending ----------------------------------------------------------------------------------
 
 
@@ -312,3 +345,4 @@ def _send_live(message: OutboundMessage, provider: str) -> str:
 def senders_register() -> None:
     """The send port's sender for every provider a live connector can send on."""
     register_sender("telegram", lambda message: _send_live(message, "telegram"))
+    register_sender("discord", lambda message: _send_live(message, "discord"))
