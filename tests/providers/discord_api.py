@@ -5,6 +5,7 @@ answer and a 429 body `{"message", "retry_after", "global"}` with `Retry-After`.
 
 from __future__ import annotations
 
+import bisect
 import json
 import threading
 import time
@@ -24,7 +25,10 @@ BEN = {"id": "4000000000000000002", "username": "ben", "global_name": None}
 
 class DiscordApi:
     def __init__(self) -> None:
+        self.channels: list[dict[str, Any]] = [GENERAL, NEWS, VOICE]
+        # Per text channel its messages, ids ascending (and those ids as ints, for bisect).
         self.messages: dict[str, list[dict[str, Any]]] = {GENERAL["id"]: [], NEWS["id"]: []}
+        self._ids: dict[str, list[int]] = {GENERAL["id"]: [], NEWS["id"]: []}
         self.requests: list[tuple[str, str, dict[str, list[str]]]] = []
         self.request_times: list[float] = []
         self.sent: list[tuple[str, dict[str, Any]]] = []
@@ -92,7 +96,14 @@ class DiscordApi:
                 **extra,
             }
             self.messages[channel["id"]].append(message)
+            self._ids[channel["id"]].append(int(snowflake))
         return snowflake
+
+    def load(self, channel: dict[str, Any], messages: list[dict[str, Any]]) -> None:
+        """A whole channel at once (ids ascending): the benchmark's history."""
+        self.channels.append(channel)
+        self.messages[channel["id"]] = messages
+        self._ids[channel["id"]] = [int(m["id"]) for m in messages]
 
     def edit(self, channel: dict[str, Any], snowflake: str, content: str) -> None:
         with self._lock:
@@ -126,7 +137,7 @@ class DiscordApi:
         if method == "GET" and route == "/users/@me/guilds":
             return 200, [GUILD], headers
         if method == "GET" and route == f"/guilds/{GUILD['id']}/channels":
-            return 200, [GENERAL, NEWS, VOICE], headers
+            return 200, self.channels, headers
         if route.startswith("/channels/") and route.endswith("/messages"):
             channel = route.split("/")[2]
             if channel not in self.messages:
@@ -149,7 +160,8 @@ class DiscordApi:
                 )
             after = int(query.get("after", ["0"])[0])
             limit = min(100, int(query.get("limit", ["50"])[0]))
-            newer = [m for m in self.messages[channel] if int(m["id"]) > after][:limit]
+            start = bisect.bisect_right(self._ids[channel], after)
+            newer = self.messages[channel][start : start + limit]
             return 200, list(reversed(newer)), headers  # newest first, as Discord answers
         return 404, {"message": "404: Not Found", "code": 0}, headers
 
