@@ -183,7 +183,7 @@ def sync_through_worker(api: DiscordApi, state: Path) -> tuple[float, int, int]:
             done = [r for r in runs(state) if r[1] is not None]
             if done and len(done) == len(runs(state)):
                 if done[-1][0] == "budget":
-                    manage(state, "shell", "-c", enqueue)
+                    enqueue()
                 elif done[-1][0] == "done":
                     break
                 else:

@@ -178,6 +178,20 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Queues, so a worker can take only some work (`celery -A wirecat worker -Q sync`):
+# sync (live sync, the repair pass), index (stems, FTS upkeep, tagging many results),
+# delivery (sends, webhooks); everything else (imports, the heartbeat) on `celery`.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = {
+    "archive.jobs.account_sync": {"queue": "sync"},
+    "archive.jobs.accounts_repair": {"queue": "sync"},
+    "archive.jobs.search_stems_drain": {"queue": "index"},
+    "archive.jobs.store_optimize": {"queue": "index"},
+    "archive.jobs.tag_bulk_run": {"queue": "index"},
+    "archive.jobs.send_deliver": {"queue": "delivery"},
+    "archive.jobs.webhooks_deliver": {"queue": "delivery"},
+}
+WORKER_QUEUES = "celery,sync,index,delivery"
 # Messages per import batch (one transaction each); bounded by the sink's batch limit.
 # Live sync: a worker's hold on an account it syncs, renewed after every page; a worker
 # killed mid-run is overtaken once it lapses.

@@ -93,6 +93,10 @@ class LiveConnector(Protocol):
         """Deliver; returns the provider's id for the sent message (SendError when refused)."""
         ...
 
+    def close(self) -> None:
+        """Let go of connections (the sync service calls it when a run or a send ends)."""
+        ...
+
 
 # kind -> the connector's class, called as factory(credentials, settings)
 Factory = Callable[[Mapping[str, Any], Mapping[str, Any]], LiveConnector]

@@ -64,14 +64,26 @@ class TelegramBot:
         self._base = str(settings.get("api_url") or API_URL).rstrip("/")
         self._bot_id = str(settings.get("bot_id") or "")
         self._bot_name = str(settings.get("bot_name") or "")
+        self._client: httpx.Client | None = None
+
+    def _http(self) -> httpx.Client:
+        # One client for the connector's life: a connection kept alive, the CA bundle
+        # loaded once.
+        if self._client is None:
+            self._client = httpx.Client(timeout=TIMEOUT)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     # the wire -----------------------------------------------------------------------------
 
     def _call(self, method: str, payload: Mapping[str, Any]) -> Any:
         url = f"{self._base}/bot{self._token}/{method}"
         try:
-            with httpx.Client(timeout=TIMEOUT) as client:
-                response = client.post(url, json=dict(payload))
+            response = self._http().post(url, json=dict(payload))
         except httpx.HTTPError as exc:
             # str(exc) of httpx can hold the URL, and the URL holds the token.
             raise TransientError(f"Telegram {method}: {type(exc).__name__}") from None

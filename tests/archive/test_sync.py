@@ -463,3 +463,18 @@ def test_the_admin_edits_the_interval_through_the_service_and_never_shows_the_to
     task = PeriodicTask.objects.get(pk=sync.schedule_id)
     assert task.interval is not None and task.interval.every == 1800
     assert owner_client.get("/admin/archive/syncaccount/add/").status_code == 403
+
+
+def test_pages_recorded_together_keep_the_last_cursor_and_every_record() -> None:
+    from archive.domain import AccountRecord, Batch
+    from archive.services.sync import _merged
+    from tests.factories import message
+
+    account = AccountRecord(provider="telegram", external_id="bot1")
+    pages = [
+        Batch(account=account, messages=(message("1"), message("2")), cursor={"offset": 3}),
+        Batch(account=account, messages=(message("3"),), cursor={"offset": 4}),
+    ]
+    merged = _merged(pages)
+    assert [m.external_id for m in merged.messages] == ["1", "2", "3"]
+    assert merged.cursor == {"offset": 4}

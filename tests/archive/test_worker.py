@@ -13,13 +13,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from celery import Celery
+from django.conf import settings as django_settings
 from django.db import connection
 
-from archive.models import WorkerHeartbeat
+from archive.models import Message, SyncRun, WorkerHeartbeat
+from archive.services.sync import sync_connect
 from tests.archive.test_db_backend import assert_store_settings
+from tests.providers.bot_api import ALICE, GROUP, TOKEN, BotApi
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -27,7 +31,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextmanager
-def celery_worker(broker_url: str, state_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
+def celery_worker(
+    broker_url: str, state_dir: Path, queues: str | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     env = {
         **os.environ,
         "WIRECAT_STATE_DIR": str(state_dir),
@@ -44,6 +50,8 @@ def celery_worker(broker_url: str, state_dir: Path) -> Iterator[subprocess.Popen
             "wirecat",
             "worker",
             "--pool=solo",
+            "-Q",
+            queues or django_settings.WORKER_QUEUES,
             "--loglevel=INFO",
             f"--hostname=test-{os.getpid()}@%h",
         ],
@@ -147,3 +155,31 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
 def test_worker_on_redis_broker(redis_url: str, tmp_path: Path) -> None:
     beat = run_heartbeat_through(redis_url, tmp_path)
     assert_store_settings(beat.store)
+
+
+def test_a_live_sync_runs_through_a_worker_on_redis_taking_only_the_sync_queue(
+    redis_url: str, settings: Any
+) -> None:
+    """Scale-out: the same job, unchanged, through Redis to a worker that takes `sync` only."""
+    api = BotApi()
+    try:
+        for n in range(1, 151):
+            api.post(GROUP, ALICE, f"over redis {n}")
+        sync = sync_connect(
+            kind="telegram_bot", credentials={"token": TOKEN}, settings={"api_url": api.url}
+        )
+        sender = Celery("test-sender", broker=redis_url)
+        sender.conf.task_routes = settings.CELERY_TASK_ROUTES
+        state = Path(settings.STATE_DIR)  # the worker opens the credentials with its key
+        with celery_worker(redis_url, state, queues="sync"):
+            sender.send_task("archive.jobs.account_sync", args=[sync.pk, True])
+            deadline = time.monotonic() + 60
+            while Message.objects.count() < 150 and time.monotonic() < deadline:
+                time.sleep(0.2)
+        log = (state / "worker.log").read_text(errors="replace")
+        assert Message.objects.count() == 150, log[-3000:]
+        assert "archive.jobs.account_sync" in log and "[queues]" in log and ".> sync" in log
+        run = SyncRun.objects.get()
+        assert (run.outcome, run.added) == ("done", 150)
+    finally:
+        api.close()
