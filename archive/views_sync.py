@@ -18,6 +18,20 @@ CONNECT_FORMS = {
         "title": "Telegram bot",
         "help": "A token from @BotFather. The bot sees the chats it is a member of, from the"
         " moment it joined.",
+        "api": "api.telegram.org",
+    },
+    "discord_bot": {
+        "title": "Discord bot",
+        "help": "A bot token from the Discord developer portal (Bot → Reset Token), with the"
+        " Message Content intent on. The first sync reads the whole history of every text"
+        " channel of the servers the bot is in.",
+        "api": "discord.com/api/v10",
+    },
+    "max_bot": {
+        "title": "MAX bot",
+        "help": "A token from MAX for partners (Chat bots → ⋮ → Settings). The bot sees the"
+        " chats it is in from the moment it joined.",
+        "api": "platform-api2.max.ru",
     },
 }
 

@@ -32,6 +32,7 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 # The live connectors register themselves with the port when imported.
 import archive.connectors.discord_bot
+import archive.connectors.max_bot
 import archive.connectors.telegram_bot  # noqa: F401
 from archive.connectors.live import (
     CredentialError,
@@ -397,3 +398,4 @@ def senders_register() -> None:
     """The send port's sender for every provider a live connector can send on."""
     register_sender("telegram", lambda message: _send_live(message, "telegram"))
     register_sender("discord", lambda message: _send_live(message, "discord"))
+    register_sender("max", lambda message: _send_live(message, "max"))

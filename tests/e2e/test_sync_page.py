@@ -33,11 +33,14 @@ def test_connect_a_bot_and_watch_its_first_sync(
     # The worker shares the state folder, as `wirecat start` arranges: the credentials key is there.
     with celery_worker(settings.CELERY_BROKER_URL, Path(settings.STATE_DIR)):
         page.get_by_role("link", name="Sync", exact=True).click()
-        page.get_by_label("Bot token").fill(TOKEN)
-        page.get_by_label("Sync every (seconds)").fill("600")
-        page.locator("summary", has_text="Advanced").click()
-        page.get_by_label("API address").fill(bot_api.url)
-        page.get_by_role("button", name="Connect").click()
+        form = page.locator(
+            "section", has=page.get_by_role("heading", name="Connect a Telegram bot")
+        )
+        form.get_by_label("Bot token").fill(TOKEN)
+        form.get_by_label("Sync every (seconds)").fill("600")
+        form.locator("summary", has_text="Advanced").click()
+        form.get_by_label("API address").fill(bot_api.url)
+        form.get_by_role("button", name="Connect").click()
         page.wait_for_url("**/sync/")
         assert "Connected @archivist_bot" in page.locator("main").inner_text()
         # The worker runs the first sync; reloading shows its figures.
