@@ -56,12 +56,44 @@ def sync_page(request: HttpRequest) -> HttpResponse:
     return _page(request)
 
 
+def _imap_connect(request: HttpRequest) -> dict[str, object]:
+    post = request.POST
+    host = post.get("host", "").strip()
+    username = post.get("username", "").strip()
+    if not host or len(host) > 255 or any(c in host for c in "/ @"):
+        raise Invalid("server: a host name such as imap.example.org")
+    if not username:
+        raise Invalid("user name: needed")
+    if not post.get("password"):
+        raise Invalid("password: needed")
+    security = post.get("security", "ssl")
+    if security not in ("ssl", "starttls", "plain"):
+        raise Invalid("security: ssl, starttls or plain")
+    port = post.get("port", "").strip()
+    if port and (not port.isdigit() or not 0 < int(port) < 65536):
+        raise Invalid("port: a number from 1 to 65535")
+    settings: dict[str, object] = {"host": host, "username": username, "security": security}
+    if port:
+        settings["port"] = int(port)
+    return settings
+
+
 @require_POST
 def sync_connect_view(request: HttpRequest) -> HttpResponse:
     kind = request.POST.get("kind", "")
     try:
+        if kind == "imap":
+            sync = sync_connect(
+                kind="imap",
+                credentials={"password": request.POST.get("password", "")},
+                settings=_imap_connect(request),
+                interval_seconds=_interval(request.POST.get("interval", "300")),
+            )
+            account_sync_job.delay_on_commit(sync.pk, force=True)
+            flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
+            return redirect("archive:sync")
         if kind not in CONNECT_FORMS:
-            raise Invalid(f"kind: one of {', '.join(CONNECT_FORMS)}")
+            raise Invalid(f"kind: one of {', '.join([*CONNECT_FORMS, 'imap'])}")
         token = request.POST.get("token", "").strip()
         if not token:
             raise Invalid("token: needed")

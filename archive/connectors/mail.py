@@ -200,6 +200,7 @@ class _Raw:
     mbox: bool = False
     last: bool = False  # the last message of its file
     oversized: bool = False
+    in_memory: bool = False  # from a server, not a file: attachments keep their bytes
 
     @property
     def position(self) -> str:
@@ -801,7 +802,7 @@ def _body(raw: _Raw, message: Message, hint: str | None) -> _Body:
         if name and safe != name:
             metadata["file_name_given"] = name[:500]
         opener: Callable[[], BinaryIO]
-        if len(data) <= _INLINE_LIMIT:
+        if len(data) <= _INLINE_LIMIT or raw.in_memory:
             opener = functools.partial(io.BytesIO, data)
         else:
             opener = _PartOpener(raw.path, raw.offset, raw.mbox, index, len(data))
@@ -1164,3 +1165,18 @@ class MailReader:
 
 
 READER = MailReader()
+
+
+def mail_item(data: bytes, *, source: str, number: int, owner: str) -> ImportItem | str:
+    """One message's RFC 5322 bytes from elsewhere than a file (an IMAP server): the same
+    translation as an import's, or the reason it is skipped. `source` and `number` name
+    where it came from in errors."""
+    raw = _Raw(
+        path=Path(source),
+        index=number,
+        offset=0,
+        data=data,
+        oversized=len(data) > _MAX_MESSAGE,
+        in_memory=True,
+    )
+    return _convert(raw, owner.lower())

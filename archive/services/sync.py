@@ -32,8 +32,10 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 # The live connectors register themselves with the port when imported.
 import archive.connectors.discord_bot
+import archive.connectors.imap
 import archive.connectors.max_bot
 import archive.connectors.telegram_bot  # noqa: F401
+from archive.blobs import blob_put
 from archive.connectors.live import (
     CredentialError,
     LiveConnector,
@@ -254,7 +256,7 @@ def account_sync(
             pending.clear()  # recorded or refused, never tried twice
             if repair_hours is not None:  # a repair re-reads behind the live cursor
                 batch = replace(batch, cursor=None)
-            result = batch_record(batch=batch)
+            result = batch_record(batch=_staged(batch))
             run.added += result.added
             run.updated += result.updated
             _lease_renew(sync.pk, owner, lease_seconds)
@@ -338,6 +340,33 @@ def account_sync(
         f" ({run.error})" if run.error else "",
     )
     return run
+
+
+def _staged(batch: Batch) -> Batch:
+    """The batch with the attachment bytes a connector handed over (mail parts) already in
+    the blob store, before the batch's transaction."""
+    if not any(a.content is not None for m in batch.messages for a in m.attachments):
+        return batch
+    messages = []
+    for message in batch.messages:
+        staged = []
+        for attachment in message.attachments:
+            if attachment.content is None:
+                staged.append(attachment)
+                continue
+            with attachment.content() as stream:
+                stored = blob_put(stream)
+            staged.append(
+                replace(
+                    attachment,
+                    content=None,
+                    sha256=stored.sha256,
+                    size=stored.size,
+                    blob_path=stored.path,
+                )
+            )
+        messages.append(replace(message, attachments=tuple(staged)))
+    return replace(batch, messages=tuple(messages))
 
 
 def _merged(batches: list[Batch]) -> Batch:
