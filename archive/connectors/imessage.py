@@ -26,6 +26,7 @@ import tempfile
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 from pathlib import Path, PurePosixPath
@@ -412,9 +413,11 @@ class _Links:
 class _Reading:
     """One pass over one database."""
 
-    def __init__(self, path: Path, database: Path, options: ReadOptions) -> None:
+    def __init__(self, path: Path, database: Path, options: ReadOptions, after: int = 0) -> None:
         self.source = path
         self.database = database
+        self.after = after  # read messages past this ROWID (live polling); 0: all
+        self.last_rowid = after
         self.opened = _Database(database)
         self.db = self.opened.connection
         try:
@@ -605,7 +608,10 @@ class _Reading:
         where = ""
         if self.has("message", "associated_message_type"):
             where = "WHERE COALESCE(m.associated_message_type, 0) NOT BETWEEN 2000 AND 3999 "
-        cursor = self.db.execute(f"SELECT {select} FROM message m {where}ORDER BY m.ROWID")
+        where = f"{where}{'AND' if where else 'WHERE'} m.ROWID > ? "
+        cursor = self.db.execute(
+            f"SELECT {select} FROM message m {where}ORDER BY m.ROWID", (self.after,)
+        )
         return names, cursor
 
     def _chat_links(self) -> _Links:
@@ -615,7 +621,8 @@ class _Reading:
             return _Links(None)
         cursor = self.db.execute(
             "SELECT message_id, chat_id FROM chat_message_join "
-            "WHERE typeof(message_id) = 'integer' ORDER BY message_id, chat_id"
+            "WHERE typeof(message_id) = 'integer' AND message_id > ? ORDER BY message_id, chat_id",
+            (self.after,),
         )
         return _Links(iter(cursor))
 
@@ -632,7 +639,9 @@ class _Reading:
             "SELECT j.message_id, j.attachment_id, a.ROWID IS NOT NULL"
             + "".join(f", {c}" for c in columns)
             + " FROM message_attachment_join j LEFT JOIN attachment a ON a.ROWID = j.attachment_id"
-            " WHERE typeof(j.message_id) = 'integer' ORDER BY j.message_id, j.attachment_id"
+            " WHERE typeof(j.message_id) = 'integer' AND j.message_id > ?"
+            " ORDER BY j.message_id, j.attachment_id",
+            (self.after,),
         )
         return names, _Links(iter(cursor))
 
@@ -657,6 +666,7 @@ class _Reading:
                         self.database, position, "ROWIDs out of order: the database is damaged"
                     )
                 last = row["rowid"]
+                self.last_rowid = last
                 try:
                     item = self._item(
                         row,
@@ -894,6 +904,21 @@ class IMessageReader:
         # An abandoned, never-started stream still closes the database and removes any copy.
         weakref.finalize(items, close)
         return stream
+
+
+@contextmanager
+def poll_reading(database: Path, options: ReadOptions, *, after: int) -> Iterator[_Reading]:
+    """One read of `database` (a chat.db itself) past ROWID `after`, for live polling:
+    the same reading as an import's, closed (and its private copy removed) afterwards.
+    `reading.items()` yields what is new; `reading.last_rowid` is how far it read."""
+    try:
+        reading = _Reading(database, database, options, after=after)
+    except sqlite3.Error as exc:
+        raise FormatError(database, "database", str(exc)) from exc
+    try:
+        yield reading
+    finally:
+        reading.opened.closer()()
 
 
 def _closing(reading: _Reading, close: Callable[[], None]) -> Iterator[ImportItem]:
