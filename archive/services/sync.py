@@ -31,11 +31,6 @@ from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 # The live connectors register themselves with the port when imported.
-import archive.connectors.discord_bot
-import archive.connectors.imap
-import archive.connectors.imessage_live
-import archive.connectors.max_bot
-import archive.connectors.telegram_bot  # noqa: F401
 from archive.blobs import blob_put
 from archive.connectors.live import (
     CredentialError,

@@ -1,0 +1,139 @@
+"""Live sync of the owner's own Telegram account through the Telethon connector: the
+translation of Telethon's TL objects, dialogs read forward from `min_id`, a FloodWait, a
+revoked session, the repair pass and sends, orchestrated against a client double at the
+library's edge (tests/providers/telethon_double.py)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+from telethon import types
+
+from archive.connectors.live import register_live
+from archive.connectors.sending import OutboundMessage
+from archive.connectors.telegram_user import TelegramUser
+from archive.models import Chat, ConnectorState, Message, MessageRevision, SyncAccount
+from archive.services.sync import account_sync, accounts_repair, sync_connect
+from tests.providers.telethon_double import ANNA, GROUP, ME, T0, ClientDouble
+
+pytestmark = pytest.mark.django_db
+
+SESSION = "1AABBCCsealed-session-string-for-tests"
+
+
+@pytest.fixture
+def client() -> Iterator[ClientDouble]:
+    double = ClientDouble()
+    register_live("telegram_user", lambda c, s: TelegramUser(c, s, client=double))
+    yield double
+    register_live("telegram_user", TelegramUser)
+
+
+def connect() -> SyncAccount:
+    return sync_connect(
+        kind="telegram_user",
+        credentials={"session": SESSION, "api_id": 12345, "api_hash": "0123456789abcdef"},
+    )
+
+
+def chatter(client: ClientDouble) -> None:
+    client.say(ANNA, ANNA, 1, "hi, are you coming?")
+    client.say(ANNA, ME, 2, "yes", reply_to=types.MessageReplyHeader(reply_to_msg_id=1))
+    for n in range(1, 131):
+        client.say(GROUP, ANNA if n % 2 else ME, n, f"trail {n}")
+    service = types.MessageService(
+        id=131,
+        peer_id=types.PeerChannel(GROUP.id),
+        date=T0 + timedelta(hours=5),
+        action=types.MessageActionChatEditTitle(title="Hikers 2025"),
+        from_id=types.PeerUser(ANNA.id),
+    )
+    client.messages[-1000000000333].append(service)
+
+
+def test_dialogs_are_read_forward_and_named_as_an_export_names_them(client: ClientDouble) -> None:
+    sync = connect()
+    assert (sync.account.provider, sync.account.external_id, sync.account.name) == (
+        "telegram",
+        "111",
+        "Owner Person",
+    )
+    chatter(client)
+    run = account_sync(sync_account_id=sync.pk, page_size=100)
+    assert run is not None and (run.outcome, run.added) == ("done", 133)
+    dm = Chat.objects.get(external_id="222")
+    assert (dm.kind, dm.title) == ("dm", "Anna")
+    group = Chat.objects.get(external_id="333")
+    assert (group.kind, group.title) == ("group", "Hikers")
+    yes = Message.objects.get(chat=dm, external_id="2")
+    assert (
+        yes.direction == "out" and yes.reply_to is not None and yes.reply_to.text.startswith("hi")
+    )
+    assert yes.sender is not None and yes.sender.external_id == "user111"
+    first = Message.objects.get(chat=group, external_id="1")
+    assert first.sender is not None and first.sender.display_name == "Anna"
+    renamed = Message.objects.get(chat=group, external_id="131")
+    assert renamed.kind == "service" and "Hikers 2025" in renamed.text
+    cursor = ConnectorState.objects.get(account=sync.account, stream="telegram_user").cursor
+    assert cursor == {"dialogs": {"222": 2, "-1000000000333": 131}}
+
+    client.say(GROUP, ANNA, 132, "new one")
+    again = account_sync(sync_account_id=sync.pk)
+    assert again is not None and again.added == 1
+    assert sorted(c[1]["min_id"] for c in client.calls[-2:]) == [2, 131]
+
+
+def test_a_flood_wait_is_waited_out_and_a_revoked_session_stops_the_account(
+    client: ClientDouble, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    sync = connect()
+    chatter(client)
+    client.flood_wait_on = {2}
+    sleeps: list[float] = []
+    run = account_sync(sync_account_id=sync.pk, sleep=sleeps.append)
+    assert sleeps == [7.0] and run is not None and run.added == 133
+    client.revoked = True
+    stopped = account_sync(sync_account_id=sync.pk)
+    assert stopped is not None and stopped.outcome == "credentials"
+    assert "Telegram ended the session" in stopped.error
+    sync.refresh_from_db()
+    assert sync.state == "failed"
+    logged = "\n".join(f"{r.getMessage()} {r.args!r}" for r in caplog.records)
+    assert SESSION not in logged and "0123456789abcdef" not in logged
+
+
+def test_the_repair_pass_reads_again_from_a_date_and_records_edits(client: ClientDouble) -> None:
+    sync = connect()
+    chatter(client)
+    account_sync(sync_account_id=sync.pk)
+    before = ConnectorState.objects.get(account=sync.account).cursor
+    edited = client.messages[-1000000000333][9]
+    edited.message = "trail 10, moved to Sunday"
+    edited.edit_date = T0 + timedelta(days=1)
+    runs = accounts_repair(hours=24 * 365 * 30)
+    assert [(r.outcome, r.updated) for r in runs] == [("repaired", 1)]
+    message = Message.objects.get(chat__external_id="333", external_id="10")
+    assert message.text == "trail 10, moved to Sunday"
+    assert MessageRevision.objects.get(message=message).text == "trail 10"
+    assert ConnectorState.objects.get(account=sync.account).cursor == before
+
+
+def test_a_send_goes_to_the_dialog_as_a_reply(client: ClientDouble) -> None:
+    connector = TelegramUser({}, {}, client=client)
+    sent = connector.send(OutboundMessage("111", "222", "see you at 8", "1", "snd_x"))
+    connector.close()
+    assert sent == "9001"
+    assert [(entity.id, text, reply) for entity, text, reply in client.sent] == [
+        (222, "see you at 8", 1)
+    ]
+
+
+def test_a_session_is_needed() -> None:
+    from archive.connectors.live import CredentialError
+
+    with pytest.raises(CredentialError, match="log in on the Sync page"):
+        TelegramUser({}, {})
