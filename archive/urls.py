@@ -19,6 +19,7 @@ urlpatterns = [
     path("agents/", views.agents, name="agents"),
     path("sync/", views_sync.sync_page, name="sync"),
     path("sync/connect/", views_sync.sync_connect_view, name="sync_connect"),
+    path("sync/telegram/", views_sync.telegram_login_view, name="sync_telegram_login"),
     path("sync/<str:public_id>/", views_sync.sync_account_view, name="sync_account"),
     path("sends/", views.sends_page, name="sends"),
     path("webhooks/", views.webhooks, name="webhooks"),

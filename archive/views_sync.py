@@ -10,7 +10,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from archive.jobs import account_sync as account_sync_job
 from archive.selectors.sync import sync_row, sync_rows
-from archive.services.sync import sync_connect, sync_disconnect, sync_get, sync_interval_set
+from archive.services.sync import (
+    sync_connect,
+    sync_disconnect,
+    sync_get,
+    sync_interval_set,
+    telegram_login_continue,
+    telegram_login_start,
+)
 from wirecat.errors import Invalid, NotFound, WireCatError
 
 CONNECT_FORMS = {
@@ -42,13 +49,62 @@ def _interval(raw: str) -> int:
     return int(raw)
 
 
-def _page(request: HttpRequest, *, error: str = "", status: int = 200) -> HttpResponse:
-    return render(
+LOGIN_KEY = "telegram_login"  # the owner's session: the sealed login state and its step
+
+
+def _page(
+    request: HttpRequest, *, error: str = "", login_error: str = "", status: int = 200
+) -> HttpResponse:
+    pending = request.session.get(LOGIN_KEY) or {}
+    response = render(
         request,
         "archive/sync.html",
-        {"rows": sync_rows(), "forms": CONNECT_FORMS, "error": error},
+        {
+            "rows": sync_rows(),
+            "forms": CONNECT_FORMS,
+            "error": error,
+            "login_step": pending.get("step", "start"),
+            "login_error": login_error,
+        },
         status=status,
     )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+def telegram_login_view(request: HttpRequest) -> HttpResponse:
+    """The three steps of logging in to the owner's Telegram account: API id, hash and
+    phone; the code Telegram sends; the two-step password when it is on."""
+    post = request.POST
+    if post.get("step") == "restart":
+        request.session.pop(LOGIN_KEY, None)
+        return redirect("archive:sync")
+    try:
+        pending = request.session.get(LOGIN_KEY)
+        if post.get("step") == "start" or not pending:
+            sealed, step = telegram_login_start(
+                api_id=post.get("api_id", ""),
+                api_hash=post.get("api_hash", ""),
+                phone=post.get("phone", ""),
+            )
+            request.session[LOGIN_KEY] = {"state": sealed, "step": step}
+            return redirect("archive:sync")
+        sealed, sync = telegram_login_continue(
+            sealed=pending["state"],
+            code=post.get("code", ""),
+            password=post.get("password", ""),
+            interval_seconds=_interval(post.get("interval", "300")),
+        )
+    except Invalid as exc:
+        return _page(request, login_error=str(exc), status=422)
+    if sync is None:
+        request.session[LOGIN_KEY] = {"state": sealed, "step": "password"}
+        return redirect("archive:sync")
+    request.session.pop(LOGIN_KEY, None)
+    account_sync_job.delay_on_commit(sync.pk, force=True)
+    flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
+    return redirect("archive:sync")
 
 
 @require_GET

@@ -20,7 +20,7 @@ import secrets
 import socket
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import timedelta
 from typing import Any
 
@@ -32,6 +32,7 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 # The live connectors register themselves with the port when imported.
 from archive.blobs import blob_put
+from archive.connectors import telegram_user
 from archive.connectors.live import (
     CredentialError,
     LiveConnector,
@@ -424,3 +425,60 @@ def senders_register() -> None:
     register_sender("telegram", lambda message: _send_live(message, "telegram"))
     register_sender("discord", lambda message: _send_live(message, "discord"))
     register_sender("max", lambda message: _send_live(message, "max"))
+
+
+# logging in to a Telegram account (the Sync page's three steps) ---------------------------
+
+
+def _login_state(sealed: str) -> telegram_user.LoginState:
+    try:
+        values = unseal(sealed)
+        return telegram_user.LoginState(**values)
+    except (SealedError, TypeError) as exc:
+        raise Invalid("the login has expired; start again") from exc
+
+
+def telegram_login_start(*, api_id: str, api_hash: str, phone: str) -> tuple[str, str]:
+    """Step 1: Telegram sends a code to the owner's app. Returns (sealed state, next step)."""
+    api_id, api_hash, phone = api_id.strip(), api_hash.strip().lower(), phone.strip()
+    if not api_id.isdigit() or len(api_id) > 12:
+        raise Invalid("API id: the number from my.telegram.org → API development tools")
+    if len(api_hash) != 32 or any(c not in "0123456789abcdef" for c in api_hash):
+        raise Invalid("API hash: the 32 hexadecimal characters from my.telegram.org")
+    digits = phone.removeprefix("+").replace(" ", "").replace("-", "")
+    if not digits.isdigit() or not 6 <= len(digits) <= 15:
+        raise Invalid("phone: the account's number with its country code, e.g. +44 7700 900123")
+    try:
+        state = telegram_user.login_start(api_id=int(api_id), api_hash=api_hash, phone=f"+{digits}")
+    except telegram_user.LoginError as exc:
+        raise Invalid(str(exc)) from None
+    return seal(asdict(state)), state.step
+
+
+def telegram_login_continue(
+    *, sealed: str, code: str = "", password: str = "", interval_seconds: int = 300
+) -> tuple[str, SyncAccount | None]:
+    """Step 2 (the code) or 3 (the two-step password). Returns the sealed state and, once
+    logged in, the connected account (its session sealed like any credential)."""
+    state = _login_state(sealed)
+    try:
+        if state.step == "code":
+            if not code.strip().isdigit():
+                raise Invalid("code: the digits Telegram sent to your app")
+            state = telegram_user.login_code(state, code.strip())
+        elif state.step == "password":
+            if not password:
+                raise Invalid("password: needed")
+            state = telegram_user.login_password(state, password)
+        else:
+            raise Invalid("the login has ended; start again")
+    except telegram_user.LoginError as exc:
+        raise Invalid(str(exc)) from None
+    if state.step != "done":
+        return seal(asdict(state)), None
+    sync = sync_connect(
+        kind=telegram_user.TelegramUser.kind,
+        credentials={"session": state.session, "api_id": state.api_id, "api_hash": state.api_hash},
+        interval_seconds=interval_seconds,
+    )
+    return "", sync

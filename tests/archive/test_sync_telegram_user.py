@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from telethon import types
@@ -27,7 +28,12 @@ SESSION = "1AABBCCsealed-session-string-for-tests"
 @pytest.fixture
 def client() -> Iterator[ClientDouble]:
     double = ClientDouble()
-    register_live("telegram_user", lambda c, s: TelegramUser(c, s, client=double))
+
+    class WithTheDouble(TelegramUser):  # the connector as it is, its client the double
+        def __init__(self, credentials: Any, settings: Any) -> None:
+            super().__init__(credentials, settings, client=double)
+
+    register_live("telegram_user", WithTheDouble)
     yield double
     register_live("telegram_user", TelegramUser)
 
@@ -137,3 +143,54 @@ def test_a_session_is_needed() -> None:
 
     with pytest.raises(CredentialError, match="log in on the Sync page"):
         TelegramUser({}, {})
+
+
+def test_logging_in_on_the_sync_page_phone_code_then_password(
+    client: ClientDouble,
+    owner_client: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from archive.connectors import telegram_user
+    from archive.credentials import unseal
+    from tests.providers.telethon_double import LoginDouble
+
+    monkeypatch.setattr(telegram_user, "login_client", LoginDouble)
+    url = "/sync/telegram/"
+    api_hash = "0123456789abcdef0123456789abcdef"
+    start = {"step": "start", "api_id": "12345", "api_hash": api_hash, "phone": "+1 555 000 1111"}
+    for change, words in [
+        ({"api_hash": "nope"}, "API hash: the 32 hexadecimal characters"),
+        ({"api_id": "12x"}, "API id: the number"),
+        ({"phone": "call me"}, "with its country code"),
+        ({"phone": "+44 7700 900123"}, "phone: Telegram does not know this number"),
+        ({"api_id": "999"}, "API id and hash: refused"),
+    ]:
+        answer = owner_client.post(url, {**start, **change})
+        assert answer.status_code == 422 and words in answer.content.decode()
+    assert owner_client.post(url, start).status_code == 302
+    page = owner_client.get("/sync/").content.decode()
+    assert "Login code" in page and api_hash not in page
+
+    wrong = owner_client.post(url, {"step": "code", "code": "11111"})
+    assert wrong.status_code == 422 and "not the code Telegram sent" in wrong.content.decode()
+    assert owner_client.post(url, {"step": "code", "code": "24680"}).status_code == 302
+    assert "Two-step verification password" in owner_client.get("/sync/").content.decode()
+    bad = owner_client.post(url, {"step": "password", "password": "guess"})
+    assert (
+        bad.status_code == 422 and "not your two-step verification password" in bad.content.decode()
+    )
+    with django_capture_on_commit_callbacks() as callbacks:
+        done = owner_client.post(url, {"step": "password", "password": "correct horse"})
+    assert done.status_code == 302 and len(callbacks) == 1
+    sync = SyncAccount.objects.get()
+    assert (sync.kind, sync.account.external_id) == ("telegram_user", "111")
+    assert unseal(sync.credentials) == {
+        "session": "session-logged-in",
+        "api_id": 12345,
+        "api_hash": api_hash,
+    }
+    page = owner_client.get("/sync/").content.decode()
+    assert "Owner Person" in page and "Send me a code" in page  # the login is over
+    assert "session-logged-in" not in page and api_hash not in page
+    assert "telegram_login" not in owner_client.session

@@ -101,3 +101,60 @@ class ClientDouble:
         message._sender = sender  # what Telethon sets from the update's users
         self.messages.setdefault(utils.get_peer_id(chat), []).append(message)
         return message
+
+
+@dataclass
+class _Session:
+    value: str
+
+    def save(self) -> str:
+        return self.value
+
+
+@dataclass
+class LoginDouble:
+    """The TelegramClient of a login, for `archive.connectors.telegram_user.login_client`:
+    Telethon's own answers and errors for each step. `two_step` turns on the password."""
+
+    session_in: str
+    api_id: int
+    api_hash: str
+    two_step: bool = True
+    known_phone: str = "+15550001111"
+    code: str = "24680"
+    password: str = "correct horse"
+
+    def __post_init__(self) -> None:
+        self.session = _Session(self.session_in or "session-new")
+
+    async def connect(self) -> None:
+        if self.api_id != 12345:
+            raise errors.ApiIdInvalidError(request=None)
+
+    async def disconnect(self) -> None:
+        pass
+
+    async def send_code_request(self, phone: str) -> Any:
+        if phone != self.known_phone:
+            raise errors.PhoneNumberInvalidError(request=None)
+        self.session.value = "session-code-sent"
+        return types.auth.SentCode(
+            type=types.auth.SentCodeTypeApp(length=5), phone_code_hash="hash-abc"
+        )
+
+    async def sign_in(
+        self, phone: str | None = None, code: str | None = None, *, password: str | None = None,
+        phone_code_hash: str | None = None,
+    ) -> Any:  # fmt: skip
+        if password is not None:
+            if self.session.value != "session-needs-password" or password != self.password:
+                raise errors.PasswordHashInvalidError(request=None)
+            self.session.value = "session-logged-in"
+            return ME
+        if phone_code_hash != "hash-abc" or code != self.code:
+            raise errors.PhoneCodeInvalidError(request=None)
+        if self.two_step:
+            self.session.value = "session-needs-password"
+            raise errors.SessionPasswordNeededError(request=None)
+        self.session.value = "session-logged-in"
+        return ME
