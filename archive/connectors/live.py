@@ -16,6 +16,8 @@ Errors it raises, each fit to show the owner (never a credential inside):
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -101,24 +103,43 @@ class LiveConnector(Protocol):
 # kind -> the connector's class, called as factory(credentials, settings)
 Factory = Callable[[Mapping[str, Any], Mapping[str, Any]], LiveConnector]
 _CONNECTORS: dict[str, Factory] = {}
+_found = False
+
+
+def _discover() -> None:
+    """Import every module of this package once: each live connector registers itself
+    (as the export readers are found, archive/connectors/registry.py)."""
+    global _found
+    if _found:
+        return
+    _found = True
+    import archive.connectors as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{package.__name__}.{module.name}")
 
 
 def register_live(kind: str, factory: Factory) -> None:
+    _discover()  # a later import never overrides a registration made after this one
     _CONNECTORS[kind] = factory
 
 
 def live_kinds() -> list[str]:
+    _discover()
     return sorted(_CONNECTORS)
 
 
 def live_connector_class(kind: str) -> Any:
     """The registered class of `kind` (its label, capabilities, secret fields), or None."""
+    _discover()
     return _CONNECTORS.get(kind)
 
 
 def live_connector(
     kind: str, credentials: Mapping[str, Any], settings: Mapping[str, Any]
 ) -> LiveConnector:
+    _discover()
     try:
         factory = _CONNECTORS[kind]
     except KeyError:

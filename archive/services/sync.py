@@ -30,7 +30,6 @@ from django.db.models import Q
 from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-# The live connectors register themselves with the port when imported.
 from archive.blobs import blob_put
 from archive.connectors import telegram_user
 from archive.connectors.live import (
