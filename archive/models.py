@@ -854,6 +854,7 @@ class SyncRun(models.Model):
     fetched = models.PositiveIntegerField(default=0)
     added = models.PositiveIntegerField(default=0)
     updated = models.PositiveIntegerField(default=0)
+    deleted = models.PositiveIntegerField(default=0)  # tombstoned (the provider deleted them)
     pages = models.PositiveIntegerField(default=0)
     outcome = models.CharField(max_length=24, blank=True)  # done, budget, rate-limited, …
     error = models.TextField(blank=True)

@@ -27,6 +27,7 @@ from archive.connectors.live import (
     LiveError,
     Page,
     RateLimitedError,
+    Span,
     TransientError,
     register_live,
 )
@@ -46,7 +47,10 @@ MAX_LIMIT = 100
 TEXT_CHANNELS = {0: "channel", 5: "channel"}  # GUILD_TEXT, GUILD_ANNOUNCEMENT
 SERVICE_TYPES = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 18, 24, 46}
 DISCORD_EPOCH_MS = 1_420_070_400_000  # 2015-01-01, where snowflake time starts
-MAX_BUCKET_WAIT = 5.0  # seconds a spent bucket is waited for before the next request
+MAX_BUCKET_WAIT = 5.0
+END = (
+    2**63 - 1
+)  # above every snowflake  # seconds a spent bucket is waited for before the next request
 
 
 def _time(value: str | None) -> datetime | None:
@@ -197,7 +201,11 @@ class DiscordBot:
                 cursor_stream=self.kind,
             )
             more = any(c not in self._drained for c, _, _ in self._channel_list())
-            return Page(batch=batch, cursor={"after": after}, more=more)
+            # `after=` answers the messages right after `since`: none between is missing.
+            # A page shorter than asked for is the channel's end: nothing after it either.
+            through = int(messages[-1]["id"]) if channel_id not in self._drained else END
+            span = Span(chat=channel_id, after=int(since), through=through)
+            return Page(batch=batch, cursor={"after": after}, more=more, spans=(span,))
         return Page(batch=None, cursor={"after": after}, more=False)
 
     def _message(

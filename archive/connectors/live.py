@@ -55,12 +55,24 @@ class Capabilities:
 
 
 @dataclass(frozen=True)
+class Span:
+    """Every message of chat `chat` with an id above `after` and up to `through` (ids
+    compared as numbers) is in the page: what the store holds in that range and the page
+    lacks was deleted. Connectors that page by id say so; a repair pass uses it."""
+
+    chat: str
+    after: int
+    through: int
+
+
+@dataclass(frozen=True)
 class Page:
     """One bounded fetch: `batch` (None when nothing new) carries the cursor after it."""
 
     batch: Batch | None
     cursor: dict[str, Any]
     more: bool
+    spans: tuple[Span, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from archive.connectors.live import (
     LiveError,
     Page,
     RateLimitedError,
+    Span,
     TransientError,
     register_live,
 )
@@ -248,7 +249,12 @@ class TelegramUser:
             more = any(
                 str(utils.get_peer_id(d.entity)) not in self._drained for d in self._dialog_list()
             )
-            return Page(batch=batch, cursor=cursor_after, more=more)
+            # Messages come in id order from `min_id` (or from the first one on or after
+            # `offset_date`): between the first and the last of the page, none is missing.
+            low = after if after else messages[0].id - 1
+            through = messages[-1].id if key not in self._drained else 2**63 - 1
+            span = Span(chat=chat.external_id, after=low, through=through)
+            return Page(batch=batch, cursor=cursor_after, more=more, spans=(span,))
         return Page(batch=None, cursor={"dialogs": last}, more=False)
 
     def _message(

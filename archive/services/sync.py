@@ -21,7 +21,7 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings as django_settings
@@ -36,14 +36,15 @@ from archive.connectors.live import (
     CredentialError,
     LiveConnector,
     LiveError,
+    Page,
     RateLimitedError,
     TransientError,
     live_connector,
 )
 from archive.connectors.sending import OutboundMessage, SendError, register_sender
 from archive.credentials import SealedError, seal, unseal
-from archive.domain import Batch
-from archive.models import Account, ConnectorState, SyncAccount, SyncRun, SyncState
+from archive.domain import Batch, DeletionRecord
+from archive.models import Account, ConnectorState, Message, SyncAccount, SyncRun, SyncState
 from archive.sink import batch_record
 from wirecat.errors import Invalid, NotFound
 
@@ -230,8 +231,9 @@ def account_sync(
         stream = connector.kind
         row = ConnectorState.objects.filter(account=sync.account, stream=stream).first()
         cursor: dict[str, Any] = dict(row.cursor) if row else {}
+        repair_since = None
         if repair_hours is not None:
-            since = timezone.now() - timedelta(hours=repair_hours)
+            since = repair_since = timezone.now() - timedelta(hours=repair_hours)
             rewound = connector.rewind(cursor, since)
             if rewound is None:
                 run.outcome = "no-repair"
@@ -255,9 +257,14 @@ def account_sync(
             result = batch_record(batch=_staged(batch))
             run.added += result.added
             run.updated += result.updated
+            run.deleted += result.tombstoned
             _lease_renew(sync.pk, owner, lease_seconds)
             SyncRun.objects.filter(pk=run.pk).update(
-                fetched=run.fetched, added=run.added, updated=run.updated, pages=run.pages
+                fetched=run.fetched,
+                added=run.added,
+                updated=run.updated,
+                deleted=run.deleted,
+                pages=run.pages,
             )
 
         try:
@@ -295,7 +302,11 @@ def account_sync(
                 if page.batch is not None:
                     if not pending:
                         pending_since = time.monotonic()
-                    pending.append(page.batch)
+                    batch = page.batch
+                    if repair_since is not None and page.spans:
+                        vanished = _vanished(sync.account_id, page, repair_since)
+                        batch = replace(batch, deletions=(*batch.deletions, *vanished))
+                    pending.append(batch)
                     run.fetched += len(page.batch.messages)
                 if (
                     not page.more
@@ -336,6 +347,35 @@ def account_sync(
         f" ({run.error})" if run.error else "",
     )
     return run
+
+
+def _vanished(account_id: int, page: Page, since: datetime) -> tuple[DeletionRecord, ...]:
+    """What the store holds within the page's complete spans (since `since`) that the
+    provider no longer has: deleted while the live pass was not looking."""
+    present = (
+        {(m.chat_external_id, m.external_id) for m in page.batch.messages} if page.batch else set()
+    )
+    now = timezone.now()
+    gone = []
+    for span in page.spans:
+        stored = Message.objects.filter(
+            account_id=account_id,
+            chat__external_id=span.chat,
+            deleted_at__isnull=True,
+            sent_at__gte=since,
+        ).values_list("external_id", flat=True)
+        for external_id in stored:
+            try:
+                number = int(external_id)
+            except ValueError:
+                continue
+            if span.after < number <= span.through and (span.chat, external_id) not in present:
+                gone.append(
+                    DeletionRecord(
+                        chat_external_id=span.chat, external_id=external_id, deleted_at=now
+                    )
+                )
+    return tuple(gone)
 
 
 def _staged(batch: Batch) -> Batch:

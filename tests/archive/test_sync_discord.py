@@ -140,16 +140,25 @@ def test_a_spent_bucket_is_waited_for_before_the_next_request(discord: DiscordAp
     assert min(b - a for a, b in itertools.pairwise(times)) >= 0.18
 
 
-def test_the_repair_pass_records_edits_the_live_pass_cannot_see(discord: DiscordApi) -> None:
+def test_the_repair_pass_records_edits_and_deletions_the_live_pass_cannot_see(
+    discord: DiscordApi,
+) -> None:
     sync = connect(discord)
     ids = history(discord, general=40, news=5)
     account_sync(sync_account_id=sync.pk)
     before = ConnectorState.objects.get(account=sync.account).cursor
     discord.edit(GENERAL, ids[10], "general 11, edited")
+    discord.delete(GENERAL, ids[20])  # in the middle of a page
+    discord.delete(GENERAL, ids[-1])  # the channel's last message
     live = account_sync(sync_account_id=sync.pk)
     assert live is not None and live.updated == 0  # `after=` shows only newer messages
     runs = accounts_repair(hours=24 * 365 * 20)
-    assert [(run.outcome, run.updated) for run in runs] == [("repaired", 1)]
+    assert [(run.outcome, run.updated, run.deleted) for run in runs] == [("repaired", 1, 2)]
+    gone = Message.objects.get(external_id=ids[20])
+    assert gone.deleted_at is not None and gone.text == "general 21"  # a tombstone keeps text
+    assert Message.objects.get(external_id=ids[-1]).deleted_at is not None
+    assert Message.objects.filter(deleted_at__isnull=False).count() == 2
+    assert accounts_repair(hours=24 * 365 * 20)[0].deleted == 0  # once is enough
     edited = Message.objects.get(external_id=ids[10])
     assert edited.text == "general 11, edited"
     assert MessageRevision.objects.get(message=edited).text == "general 11"

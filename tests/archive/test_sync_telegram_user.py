@@ -120,8 +120,10 @@ def test_the_repair_pass_reads_again_from_a_date_and_records_edits(client: Clien
     edited = client.messages[-1000000000333][9]
     edited.message = "trail 10, moved to Sunday"
     edited.edit_date = T0 + timedelta(days=1)
+    del client.messages[-1000000000333][20]  # trail 21, deleted in the app
     runs = accounts_repair(hours=24 * 365 * 30)
-    assert [(r.outcome, r.updated) for r in runs] == [("repaired", 1)]
+    assert [(r.outcome, r.updated, r.deleted) for r in runs] == [("repaired", 1, 1)]
+    assert Message.objects.get(chat__external_id="333", external_id="21").deleted_at is not None
     message = Message.objects.get(chat__external_id="333", external_id="10")
     assert message.text == "trail 10, moved to Sunday"
     assert MessageRevision.objects.get(message=message).text == "trail 10"

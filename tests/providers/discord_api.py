@@ -99,6 +99,12 @@ class DiscordApi:
             self._ids[channel["id"]].append(int(snowflake))
         return snowflake
 
+    def delete(self, channel: dict[str, Any], snowflake: str) -> None:
+        with self._lock:
+            at = self._ids[channel["id"]].index(int(snowflake))
+            del self.messages[channel["id"]][at]
+            del self._ids[channel["id"]][at]
+
     def load(self, channel: dict[str, Any], messages: list[dict[str, Any]]) -> None:
         """A whole channel at once (ids ascending): the benchmark's history."""
         self.channels.append(channel)
