@@ -478,3 +478,85 @@ def test_pages_recorded_together_keep_the_last_cursor_and_every_record() -> None
     merged = _merged(pages)
     assert [m.external_id for m in merged.messages] == ["1", "2", "3"]
     assert merged.cursor == {"offset": 4}
+
+
+def _committed_cursor(state: Path) -> dict[str, Any]:
+    db = sqlite3.connect(f"file:{state / 'wirecat.db'}?mode=ro", uri=True)
+    try:
+        return dict(
+            json.loads(db.execute("SELECT cursor FROM archive_connectorstate").fetchone()[0])
+        )
+    finally:
+        db.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("provider", ["discord", "max"])
+def test_every_http_connector_resumes_a_killed_run_from_its_committed_cursor(
+    provider: str, tmp_path: Path
+) -> None:
+    """The same kill as above, for the Discord and MAX connectors: a worker killed mid-run,
+    the next run from the cursor committed with the last recorded page, nothing lost or
+    twice."""
+    from tests.providers import discord_api, max_api
+
+    state = tmp_path / "state"
+    assert _wirecat(state, "migrate", "-v0").wait() == 0
+    server: Any
+    if provider == "discord":
+        server = discord_api.DiscordApi()
+        for n in range(1, 601):
+            server.post(discord_api.GENERAL, discord_api.ANN, f"line {n}")
+        kind, token = "discord_bot", discord_api.TOKEN
+
+        def first_after_resume(asked_before: int, committed: dict[str, Any]) -> bool:
+            channel, after = server.listings()[asked_before]
+            return after == committed["after"].get(channel, "0")
+
+        count_asked = lambda: len(server.listings())  # noqa: E731
+    else:
+        server = max_api.MaxApi()
+        for n in range(1, 601):
+            server.post(max_api.TEAM, max_api.VERA, f"line {n}")
+        kind, token = "max_bot", max_api.TOKEN
+
+        def first_after_resume(asked_before: int, committed: dict[str, Any]) -> bool:
+            return server.markers_asked()[asked_before] == str(committed["marker"])
+
+        count_asked = lambda: len(server.markers_asked())  # noqa: E731
+    try:
+        connected = _wirecat(
+            state,
+            "shell",
+            "-c",
+            "from archive.services.sync import sync_connect as c;"
+            f"print(c(kind={kind!r}, credentials={{'token': {token!r}}},"
+            f" settings={{'api_url': {server.url!r}}}).public_id)",
+            stdout=subprocess.PIPE,
+        )
+        out, _ = connected.communicate()
+        public_id = out.decode().strip().splitlines()[-1]
+        server.delay = 0.3
+        worker = _wirecat(
+            state, "sync", public_id, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 60
+        while _stored(state)[0] < 100 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+        killed_at = _stored(state)[0]
+        assert 100 <= killed_at < 600
+        committed = _committed_cursor(state)
+        asked_before = count_asked()
+        server.delay = 0
+        time.sleep(2.5)  # the dead worker's lease lapses
+        resumed = _wirecat(
+            state, "sync", public_id, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        output, _ = resumed.communicate()
+        assert resumed.returncode == 0, output.decode()
+        assert first_after_resume(asked_before, committed)
+        assert _stored(state) == (600, 600)
+    finally:
+        server.close()

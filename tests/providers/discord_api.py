@@ -36,6 +36,7 @@ class DiscordApi:
             int, float
         ] = {}  # message-list request number -> retry_after
         self.spent_bucket_every = 0  # every n-th answer says Remaining 0, Reset-After 0.2 s
+        self.delay = 0.0  # seconds each message listing takes
         self._lock = threading.Lock()
         self._next = 5_000_000_000_000_000_000
         self._listings = 0
@@ -164,6 +165,8 @@ class DiscordApi:
                     },
                     headers,
                 )
+            if self.delay:
+                time.sleep(self.delay)
             after = int(query.get("after", ["0"])[0])
             limit = min(100, int(query.get("limit", ["50"])[0]))
             start = bisect.bisect_right(self._ids[channel], after)

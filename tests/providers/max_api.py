@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -27,6 +28,7 @@ class MaxApi:
         self.calls: list[tuple[str, str, dict[str, list[str]]]] = []
         self.sent: list[tuple[str, dict[str, Any]]] = []
         self.rate_limit_next = 0  # this many /updates calls answer 429 first
+        self.delay = 0.0  # seconds each /updates call takes
         self._lock = threading.Lock()
         self._number = 0
         self._messages: dict[str, dict[str, Any]] = {}
@@ -130,6 +132,8 @@ class MaxApi:
         if method == "GET" and parts.path == "/me":
             return 200, BOT, {}
         if method == "GET" and parts.path == "/updates":
+            if self.delay:
+                time.sleep(self.delay)
             with self._lock:
                 if self.rate_limit_next:
                     self.rate_limit_next -= 1
