@@ -138,6 +138,21 @@ def _imap_connect(request: HttpRequest) -> dict[str, object]:
 def sync_connect_view(request: HttpRequest) -> HttpResponse:
     kind = request.POST.get("kind", "")
     try:
+        if kind == "imessage":
+            path = request.POST.get("path", "").strip()
+            if path and not (path.startswith(("/", "~")) and len(path) < 1000):
+                raise Invalid(
+                    "chat.db: a full path on this machine, e.g. ~/Library/Messages/chat.db"
+                )
+            sync = sync_connect(
+                kind="imessage",
+                credentials={},
+                settings={"path": path} if path else {},
+                interval_seconds=_interval(request.POST.get("interval", "300")),
+            )
+            account_sync_job.delay_on_commit(sync.pk, force=True)
+            flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
+            return redirect("archive:sync")
         if kind == "imap":
             sync = sync_connect(
                 kind="imap",
@@ -149,7 +164,7 @@ def sync_connect_view(request: HttpRequest) -> HttpResponse:
             flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
             return redirect("archive:sync")
         if kind not in CONNECT_FORMS:
-            raise Invalid(f"kind: one of {', '.join([*CONNECT_FORMS, 'imap'])}")
+            raise Invalid(f"kind: one of {', '.join([*CONNECT_FORMS, 'imap', 'imessage'])}")
         token = request.POST.get("token", "").strip()
         if not token:
             raise Invalid("token: needed")

@@ -404,7 +404,7 @@ def test_a_refused_token_is_shown_on_the_form_with_422(
     assert response.status_code == 422
     assert "Telegram refused the bot token" in response.content.decode()
     for bad, words in [
-        ({"kind": "fax"}, "kind: one of telegram_bot, discord_bot, max_bot, imap"),
+        ({"kind": "fax"}, "kind: one of telegram_bot, discord_bot, max_bot, imap, imessage"),
         ({"kind": "telegram_bot", "token": ""}, "token: needed"),
         ({"kind": "telegram_bot", "token": "1:a", "interval": "soon"}, "whole number"),
         ({"kind": "telegram_bot", "token": "1:a", "api_url": "file:///etc"}, "http(s) URL"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,3 +82,24 @@ def test_sending_off_macos_says_it_needs_macos(tmp_path: Path) -> None:
         connector.send(OutboundMessage("a", DM_GUID, "hello", None, "snd_1"))
     with pytest.raises(LiveError, match="no such file"):
         connector.connect()
+
+
+def test_the_sync_page_connects_a_chat_db_and_explains_a_wrong_path(
+    tmp_path: Path, owner_client: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    db = ChatDb(tmp_path / "chat.db")
+    db.chat(DM_GUID, identifier=PHONE)
+    db.close()
+    for path, words in [
+        ("relative/chat.db", "a full path on this machine"),
+        (str(tmp_path / "missing.db"), "no such file"),
+        (str(tmp_path), "no such file"),
+    ]:
+        answer = owner_client.post("/sync/connect/", {"kind": "imessage", "path": path})
+        assert answer.status_code == 422 and words in answer.content.decode()
+    with django_capture_on_commit_callbacks() as callbacks:
+        done = owner_client.post(
+            "/sync/connect/", {"kind": "imessage", "path": str(tmp_path / "chat.db")}
+        )
+    assert done.status_code == 302 and len(callbacks) == 1
+    assert "Apple Messages (chat.db on this Mac)" in owner_client.get("/sync/").content.decode()
