@@ -15,16 +15,13 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-import httpx
-
+from archive.connectors.http import HttpApi
 from archive.connectors.live import (
     Capabilities,
     Connected,
     CredentialError,
     LiveError,
     Page,
-    RateLimitedError,
-    TransientError,
     register_live,
 )
 from archive.connectors.sending import OutboundMessage, SendError
@@ -38,7 +35,6 @@ from archive.domain import (
 )
 
 API_URL = "https://platform-api2.max.ru"
-TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 MAX_LIMIT = 1000
 UPDATE_TYPES = ("message_created", "message_edited", "message_removed")
 CHAT_KINDS = {"dialog": "dm", "chat": "group", "channel": "channel"}
@@ -67,45 +63,18 @@ class MaxBot:
         if not token:
             raise CredentialError("a bot token is needed (MAX for partners → Chat bots)")
         self._token = token
-        self._base = str(settings.get("api_url") or API_URL).rstrip("/")
         self._bot_id = str(settings.get("bot_id") or "")
         self._bot_name = str(settings.get("bot_name") or "")
-        self._client: httpx.Client | None = None
-
-    def _http(self) -> httpx.Client:
-        if self._client is None:
-            self._client = httpx.Client(timeout=TIMEOUT)
-        return self._client
+        self._api = HttpApi("MAX", str(settings.get("api_url") or API_URL), secret=token)
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        self._api.close()
 
     # the wire -----------------------------------------------------------------------------
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        headers = {"Authorization": self._token}
-        try:
-            response = self._http().request(method, self._base + path, headers=headers, **kwargs)
-        except httpx.HTTPError as exc:
-            raise TransientError(f"MAX {method} {path}: {type(exc).__name__}") from None
-        try:
-            body = response.json()
-        except json.JSONDecodeError:
-            body = None
-        detail = ""
-        if isinstance(body, dict):
-            detail = str(body.get("message") or body.get("code") or "")
-        what = f"MAX {method} {path}: {detail or f'HTTP {response.status_code}'}"
-        if response.status_code == 429:
-            raise RateLimitedError(what, float(response.headers.get("Retry-After") or 1))
-        if response.status_code == 401:
-            raise CredentialError(f"MAX refused the bot token ({detail or 'Unauthorized'})")
-        if response.status_code >= 500:
-            raise TransientError(what)
-        if response.status_code >= 400:
-            raise LiveError(what)
+        # MAX takes the token in `Authorization` only (no longer as a query parameter).
+        _, body = self._api.call(method, path, headers={"Authorization": self._token}, **kwargs)
         return body
 
     # the port -----------------------------------------------------------------------------

@@ -15,23 +15,19 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-import httpx
-
+from archive.connectors.http import HttpApi
 from archive.connectors.live import (
     Capabilities,
     Connected,
     CredentialError,
     LiveError,
     Page,
-    RateLimitedError,
-    TransientError,
     register_live,
 )
 from archive.connectors.sending import OutboundMessage, SendError
 from archive.domain import AccountRecord, Batch, ChatRecord, IdentityRecord, MessageRecord
 
 API_URL = "https://api.telegram.org"
-TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 MAX_LIMIT = 100  # getUpdates returns at most 100 updates
 CHAT_KINDS = {"private": "dm", "group": "group", "supergroup": "group", "channel": "channel"}
 MESSAGE_KEYS = ("message", "edited_message", "channel_post", "edited_channel_post")
@@ -61,50 +57,26 @@ class TelegramBot:
         if not token:
             raise CredentialError("a bot token is needed (from @BotFather)")
         self._token = token
-        self._base = str(settings.get("api_url") or API_URL).rstrip("/")
         self._bot_id = str(settings.get("bot_id") or "")
         self._bot_name = str(settings.get("bot_name") or "")
-        self._client: httpx.Client | None = None
-
-    def _http(self) -> httpx.Client:
-        # One client for the connector's life: a connection kept alive, the CA bundle
-        # loaded once.
-        if self._client is None:
-            self._client = httpx.Client(timeout=TIMEOUT)
-        return self._client
+        # The Bot API answers 404 "Not Found" to a token it does not know.
+        self._api = HttpApi(
+            "Telegram",
+            str(settings.get("api_url") or API_URL),
+            secret=token,
+            credential_statuses=(401, 404),
+        )
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        self._api.close()
 
     # the wire -----------------------------------------------------------------------------
 
     def _call(self, method: str, payload: Mapping[str, Any]) -> Any:
-        url = f"{self._base}/bot{self._token}/{method}"
-        try:
-            response = self._http().post(url, json=dict(payload))
-        except httpx.HTTPError as exc:
-            # str(exc) of httpx can hold the URL, and the URL holds the token.
-            raise TransientError(f"Telegram {method}: {type(exc).__name__}") from None
-        try:
-            body = response.json()
-        except json.JSONDecodeError:
-            body = {}
-        description = str(body.get("description") or f"HTTP {response.status_code}")
-        description = description.replace(self._token, "…")
-        if response.status_code == 429 or body.get("error_code") == 429:
-            retry = (body.get("parameters") or {}).get("retry_after")
-            if retry is None:
-                retry = response.headers.get("Retry-After", "5")
-            raise RateLimitedError(f"Telegram {method}: {description}", float(retry))
-        if response.status_code in (401, 404) and not body.get("ok"):
-            # The Bot API answers 404 "Not Found" to a token it does not know.
-            raise CredentialError(f"Telegram refused the bot token ({description})")
-        if response.status_code >= 500:
-            raise TransientError(f"Telegram {method}: {description}")
-        if not body.get("ok"):
-            raise LiveError(f"Telegram {method}: {description}")
+        # The token is part of the path: errors name the method only.
+        _, body = self._api.call(
+            "POST", f"/bot{self._token}/{method}", label=method, json=dict(payload)
+        )
         return body.get("result")
 
     # the port -----------------------------------------------------------------------------

@@ -26,19 +26,17 @@ from django_celery_beat.models import PeriodicTask
 
 from archive.credentials import KEY_FILE, unseal
 from archive.jobs import account_sync as account_sync_job
-from archive.jobs import send_deliver as send_deliver_job
 from archive.models import (
     Account,
     Chat,
     ConnectorState,
     Message,
     MessageRevision,
-    SendAttempt,
     SyncAccount,
     SyncRun,
 )
-from archive.services import agents as agent_service
 from archive.services.sync import account_sync, sync_connect, sync_disconnect, sync_interval_set
+from tests.archive.sync_support import agent_send
 from tests.providers.bot_api import ALICE, BOB, GROUP, PRIVATE, TOKEN, BotApi
 from wirecat.errors import Invalid
 
@@ -250,36 +248,18 @@ def test_two_syncs_of_one_account_at_once_never_both_run(bot_api: BotApi) -> Non
     assert Message.objects.filter(account=sync.account).count() == 300
 
 
-def test_a_send_through_the_guard_goes_out_through_the_bot(bot_api: BotApi, client: Client) -> None:
+def test_a_send_through_the_guard_goes_out_through_the_bot(bot_api: BotApi) -> None:
     sync = connect(bot_api)
     bot_api.post(PRIVATE, ALICE, "can you remind me?")
     account_sync(sync_account_id=sync.pk)
-    account = sync.account
-    account.send_permission = "allow"
-    account.save()
-    chat = Chat.objects.get(account=account, external_id=str(PRIVATE["id"]))
-    Chat.objects.filter(pk=chat.pk).update(send_allowed=True)
-    issued = agent_service.agent_create(name="helper", scopes=["messages.send"])
-    asked = Message.objects.get(chat=chat)
-    response = client.post(
-        "/api/messages/send",
-        json.dumps(
-            {
-                "account_id": account.pk,
-                "chat_id": chat.pk,
-                "text": "Reminder: call the plumber",
-                "reply_to": asked.public_id,
-            }
-        ),
-        content_type="application/json",
-        HTTP_AUTHORIZATION=f"Bearer {issued.token}",
-        HTTP_IDEMPOTENCY_KEY="remind-1",
+    chat = Chat.objects.get(account=sync.account, external_id=str(PRIVATE["id"]))
+    response, _ = agent_send(
+        sync.account,
+        chat,
+        "Reminder: call the plumber",
+        reply_to=Message.objects.get(chat=chat),
+        key="remind-1",
     )
-    assert response.status_code == 202, response.content
-    attempt = SendAttempt.objects.get(public_id=response.json()["send_id"])
-    send_deliver_job(attempt.pk)
-    attempt.refresh_from_db()
-    assert attempt.outcome == "sent", attempt.error
     assert bot_api.sent == [
         {
             "chat_id": str(PRIVATE["id"]),

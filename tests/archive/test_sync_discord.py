@@ -5,20 +5,17 @@ REST API v10 JSON and rate-limit headers: history from empty, paging forward per
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from archive.connectors.discord_bot import DiscordBot
-from archive.jobs import send_deliver as send_deliver_job
-from archive.models import Chat, ConnectorState, Message, MessageRevision, SendAttempt, SyncAccount
-from archive.services import agents as agent_service
+from archive.models import Chat, ConnectorState, Message, MessageRevision, SyncAccount
 from archive.services.sync import account_sync, accounts_repair, sync_connect
+from tests.archive.sync_support import agent_send
 from tests.providers.discord_api import ANN, BEN, GENERAL, NEWS, TOKEN, VOICE, DiscordApi
 
 pytestmark = pytest.mark.django_db
@@ -190,35 +187,18 @@ def test_a_refused_token_stops_the_account_and_is_never_logged(
     assert "refused" in logged and TOKEN not in logged and "revoked.token" not in logged
 
 
-def test_a_send_goes_out_through_the_bot_with_a_nonce(discord: DiscordApi, client: Client) -> None:
+def test_a_send_goes_out_through_the_bot_with_a_nonce(discord: DiscordApi) -> None:
     sync = connect(discord)
     asked = history(discord, general=2, news=0)[-1]
     account_sync(sync_account_id=sync.pk)
-    account = sync.account
-    account.send_permission = "allow"
-    account.save()
     chat = Chat.objects.get(external_id=GENERAL["id"])
-    Chat.objects.filter(pk=chat.pk).update(send_allowed=True)
-    issued = agent_service.agent_create(name="helper", scopes=["messages.send"])
-    response = client.post(
-        "/api/messages/send",
-        json.dumps(
-            {
-                "account_id": account.pk,
-                "chat_id": chat.pk,
-                "text": "Meeting moved to 5",
-                "reply_to": Message.objects.get(external_id=asked).public_id,
-            }
-        ),
-        content_type="application/json",
-        HTTP_AUTHORIZATION=f"Bearer {issued.token}",
-        HTTP_IDEMPOTENCY_KEY="move-1",
+    _, attempt = agent_send(
+        sync.account,
+        chat,
+        "Meeting moved to 5",
+        reply_to=Message.objects.get(external_id=asked),
+        key="move-1",
     )
-    assert response.status_code == 202, response.content
-    attempt = SendAttempt.objects.get(public_id=response.json()["send_id"])
-    send_deliver_job(attempt.pk)
-    attempt.refresh_from_db()
-    assert attempt.outcome == "sent", attempt.error
     channel, body = discord.sent[0]
     assert channel == GENERAL["id"] and body["content"] == "Meeting moved to 5"
     assert body["message_reference"]["message_id"] == asked

@@ -4,17 +4,14 @@ token and sends through the guard."""
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator
 
 import pytest
-from django.test import Client
 
-from archive.jobs import send_deliver as send_deliver_job
-from archive.models import Chat, ConnectorState, Message, MessageRevision, SendAttempt, SyncAccount
-from archive.services import agents as agent_service
+from archive.models import Chat, ConnectorState, Message, MessageRevision, SyncAccount
 from archive.services.sync import account_sync, sync_connect
+from tests.archive.sync_support import agent_send
 from tests.providers.max_api import DIALOG, OLEG, TEAM, TOKEN, VERA, MaxApi
 
 pytestmark = pytest.mark.django_db
@@ -97,35 +94,18 @@ def test_the_token_goes_in_the_header_and_a_refused_one_stops_the_account(
     assert "refused" in logged and TOKEN not in logged and "wrong-token" not in logged
 
 
-def test_a_send_goes_out_through_the_bot(max_api: MaxApi, client: Client) -> None:
+def test_a_send_goes_out_through_the_bot(max_api: MaxApi) -> None:
     sync = connect(max_api)
     asked = max_api.post(DIALOG, VERA, "when?")
     account_sync(sync_account_id=sync.pk)
-    account = sync.account
-    account.send_permission = "allow"
-    account.save()
     chat = Chat.objects.get(external_id=str(DIALOG["chat_id"]))
-    Chat.objects.filter(pk=chat.pk).update(send_allowed=True)
-    issued = agent_service.agent_create(name="helper", scopes=["messages.send"])
-    response = client.post(
-        "/api/messages/send",
-        json.dumps(
-            {
-                "account_id": account.pk,
-                "chat_id": chat.pk,
-                "text": "Tomorrow at 10",
-                "reply_to": Message.objects.get(external_id=asked).public_id,
-            }
-        ),
-        content_type="application/json",
-        HTTP_AUTHORIZATION=f"Bearer {issued.token}",
-        HTTP_IDEMPOTENCY_KEY="when-1",
+    response, _ = agent_send(
+        sync.account,
+        chat,
+        "Tomorrow at 10",
+        reply_to=Message.objects.get(external_id=asked),
+        key="when-1",
     )
-    assert response.status_code == 202, response.content
-    attempt = SendAttempt.objects.get(public_id=response.json()["send_id"])
-    send_deliver_job(attempt.pk)
-    attempt.refresh_from_db()
-    assert attempt.outcome == "sent", attempt.error
     assert max_api.sent == [
         (
             str(DIALOG["chat_id"]),

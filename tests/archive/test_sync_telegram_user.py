@@ -198,45 +198,20 @@ def test_logging_in_on_the_sync_page_phone_code_then_password(
     assert "telegram_login" not in owner_client.session
 
 
-def test_an_agent_send_goes_through_the_guard_to_the_account(
-    client: ClientDouble, owner_client: Any
-) -> None:
-    import json
-
-    from django.test import Client
-
-    from archive.jobs import send_deliver as send_deliver_job
-    from archive.models import SendAttempt
-    from archive.services import agents as agent_service
+def test_an_agent_send_goes_through_the_guard_to_the_account(client: ClientDouble) -> None:
+    from tests.archive.sync_support import agent_send
 
     sync = connect()
     chatter(client)
     account_sync(sync_account_id=sync.pk)
-    account = sync.account
-    account.send_permission = "allow"
-    account.save()
     dm = Chat.objects.get(external_id="222")
-    Chat.objects.filter(pk=dm.pk).update(send_allowed=True)
-    issued = agent_service.agent_create(name="helper", scopes=["messages.send"])
-    response = Client().post(
-        "/api/messages/send",
-        json.dumps(
-            {
-                "account_id": account.pk,
-                "chat_id": dm.pk,
-                "text": "leaving now",
-                "reply_to": Message.objects.get(chat=dm, external_id="1").public_id,
-            }
-        ),
-        content_type="application/json",
-        HTTP_AUTHORIZATION=f"Bearer {issued.token}",
-        HTTP_IDEMPOTENCY_KEY="leave-1",
+    response, _ = agent_send(
+        sync.account,
+        dm,
+        "leaving now",
+        reply_to=Message.objects.get(chat=dm, external_id="1"),
+        key="leave-1",
     )
-    assert response.status_code == 202, response.content
-    attempt = SendAttempt.objects.get(public_id=response.json()["send_id"])
-    send_deliver_job(attempt.pk)
-    attempt.refresh_from_db()
-    assert attempt.outcome == "sent", attempt.error
     assert [(entity.id, text, reply) for entity, text, reply in client.sent] == [
         (222, "leaving now", 1)
     ]
