@@ -10,7 +10,21 @@ import archive.connectors as package
 from archive.connectors.base import ExportReader
 from wirecat.errors import Invalid
 
-_NOT_READERS = {"base", "registry", "sending"}
+# Modules with no export reader: the ports, and the live connectors (found by live.py).
+# Skipping them keeps an import's process from loading their libraries (Telethon: 41 MB).
+_NOT_READERS = {
+    "base",
+    "registry",
+    "sending",
+    "live",
+    "http",
+    "discord_bot",
+    "imap",
+    "imessage_live",
+    "max_bot",
+    "telegram_bot",
+    "telegram_user",
+}
 
 
 def readers() -> list[ExportReader]:

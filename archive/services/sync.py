@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings as django_settings
 from django.db import transaction
@@ -31,7 +31,6 @@ from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
 from archive.blobs import blob_put
-from archive.connectors import telegram_user
 from archive.connectors.live import (
     CredentialError,
     LiveConnector,
@@ -47,6 +46,9 @@ from archive.domain import Batch, DeletionRecord
 from archive.models import Account, ConnectorState, Message, SyncAccount, SyncRun, SyncState
 from archive.sink import batch_record
 from wirecat.errors import Invalid, NotFound
+
+if TYPE_CHECKING:
+    from archive.connectors import telegram_user
 
 log = logging.getLogger(__name__)
 
@@ -470,6 +472,8 @@ def senders_register() -> None:
 
 
 def _login_state(sealed: str) -> telegram_user.LoginState:
+    from archive.connectors import telegram_user  # Telethon, loaded only when used
+
     try:
         values = unseal(sealed)
         return telegram_user.LoginState(**values)
@@ -479,6 +483,8 @@ def _login_state(sealed: str) -> telegram_user.LoginState:
 
 def telegram_login_start(*, api_id: str, api_hash: str, phone: str) -> tuple[str, str]:
     """Step 1: Telegram sends a code to the owner's app. Returns (sealed state, next step)."""
+    from archive.connectors import telegram_user  # Telethon, loaded only when used
+
     api_id, api_hash, phone = api_id.strip(), api_hash.strip().lower(), phone.strip()
     if not api_id.isdigit() or len(api_id) > 12:
         raise Invalid("API id: the number from my.telegram.org → API development tools")
@@ -499,6 +505,8 @@ def telegram_login_continue(
 ) -> tuple[str, SyncAccount | None]:
     """Step 2 (the code) or 3 (the two-step password). Returns the sealed state and, once
     logged in, the connected account (its session sealed like any credential)."""
+    from archive.connectors import telegram_user  # Telethon, loaded only when used
+
     state = _login_state(sealed)
     try:
         if state.step == "code":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -222,3 +223,27 @@ def test_an_import_writes_in_bulk_mode_and_puts_every_setting_back(
     assert thresholds[0] == before[2][0] * IMPORT_GC_THRESHOLD
     assert frozen > 0  # what existed before the import is out of the collector's way
     assert bulk_settings() == before
+
+
+def test_an_import_never_loads_the_live_connectors_libraries(tmp_path: Path) -> None:
+    """Telethon costs an import's process 41 MB; only live sync needs it."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    export = tmp_path / "result.json"
+    export.write_bytes(telegram_export(3))
+    script = (
+        "import sys; from django.core.management import call_command;"
+        "call_command('migrate', verbosity=0);"
+        f"call_command('import', {str(export)!r});"
+        "print('TELETHON', 'telethon' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, str(root / "manage.py"), "shell", "-c", script],
+        cwd=root,
+        env={**os.environ, "WIRECAT_STATE_DIR": str(tmp_path / "state")},
+        capture_output=True,
+        check=True,
+    )
+    assert "TELETHON False" in done.stdout.decode(), done.stdout.decode()[-2000:]
