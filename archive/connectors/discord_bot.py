@@ -82,6 +82,7 @@ class DiscordBot:
         self._resume_at = 0.0  # a spent bucket's reset (monotonic clock)
         self._channels: list[tuple[str, dict[str, Any], str]] | None = None  # (id, raw, guild)
         self._drained: set[str] = set()  # channels with nothing newer, in this run
+        self._repairing = False  # reading again from a rewound cursor
         self._api = HttpApi("Discord", str(settings.get("api_url") or API_URL), secret=token)
 
     def close(self) -> None:
@@ -150,6 +151,14 @@ class DiscordBot:
             if len(messages) < limit:
                 self._drained.add(channel_id)
             if not messages:
+                if self._repairing:  # nothing since the window's start: all of it was deleted
+                    more = any(c not in self._drained for c, _, _ in self._channel_list())
+                    return Page(
+                        batch=Batch(account=self._account(), cursor_stream=self.kind),
+                        cursor={"after": after},
+                        more=more,
+                        spans=(Span(chat=channel_id, after=int(since), through=END),),
+                    )
                 continue
             after[channel_id] = str(messages[-1]["id"])
             chat = ChatRecord(
@@ -231,6 +240,7 @@ class DiscordBot:
     def rewind(self, cursor: Mapping[str, Any], since: datetime) -> dict[str, Any] | None:
         """Every channel from the first snowflake of `since` (a snowflake is milliseconds
         since Discord's epoch, shifted left 22 bits), never past where it already was."""
+        self._repairing = True
         floor = max(0, int(since.timestamp() * 1000) - DISCORD_EPOCH_MS) << 22
         after = {
             channel: str(min(int(last), floor))

@@ -225,6 +225,18 @@ class TelegramUser:
             if len(messages) < limit:
                 self._drained.add(key)
             if not messages:
+                if since:  # the repair pass: nothing since its start, so all of it was deleted
+                    more = any(
+                        str(utils.get_peer_id(d.entity)) not in self._drained
+                        for d in self._dialog_list()
+                    )
+                    chat_id = _bare_id(utils.get_peer(entity))
+                    return Page(
+                        batch=Batch(account=self._account(), cursor_stream=self.kind),
+                        cursor={"dialogs": last, "since": since},
+                        more=more,
+                        spans=(Span(chat=chat_id, after=after, through=2**63 - 1),),
+                    )
                 continue
             last[key] = max(after, messages[-1].id)
             chat = ChatRecord(

@@ -203,3 +203,18 @@ def test_a_send_goes_out_through_the_bot_with_a_nonce(discord: DiscordApi) -> No
     assert channel == GENERAL["id"] and body["content"] == "Meeting moved to 5"
     assert body["message_reference"]["message_id"] == asked
     assert body["enforce_nonce"] is True and body["nonce"] == attempt.public_id[-25:]
+
+
+def test_the_repair_pass_tombstones_a_channel_whose_window_was_emptied(
+    discord: DiscordApi,
+) -> None:
+    sync = connect(discord)
+    history(discord, general=3, news=4)
+    account_sync(sync_account_id=sync.pk)
+    for message in list(discord.messages[NEWS["id"]]):
+        discord.delete(NEWS, message["id"])
+    runs = accounts_repair(hours=24 * 365 * 20)
+    assert [(run.outcome, run.deleted) for run in runs] == [("repaired", 4)]
+    news = Message.objects.filter(chat__external_id=NEWS["id"])
+    assert news.count() == 4 and not news.filter(deleted_at__isnull=True).exists()
+    assert not Message.objects.filter(chat__external_id=GENERAL["id"], deleted_at__isnull=False)

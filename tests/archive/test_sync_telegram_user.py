@@ -217,3 +217,16 @@ def test_an_agent_send_goes_through_the_guard_to_the_account(client: ClientDoubl
     ]
     outbound = Message.objects.get(public_id=response.json()["message_id"])
     assert outbound.provider_metadata["provider_id"] == "9001"
+
+
+def test_the_repair_pass_tombstones_a_dialog_whose_window_was_emptied(
+    client: ClientDouble,
+) -> None:
+    sync = connect()
+    chatter(client)
+    account_sync(sync_account_id=sync.pk)
+    client.messages[ANNA.id].clear()  # the whole conversation deleted in the app
+    runs = accounts_repair(hours=24 * 365 * 30)
+    assert [(r.outcome, r.deleted) for r in runs] == [("repaired", 2)]
+    assert not Message.objects.filter(chat__external_id="222", deleted_at__isnull=True).exists()
+    assert not Message.objects.filter(chat__external_id="333", deleted_at__isnull=False).exists()
