@@ -171,7 +171,7 @@ def sync_connect_view(request: HttpRequest) -> HttpResponse:
         settings = {}
         api_url = request.POST.get("api_url", "").strip()
         if api_url:
-            if not api_url.startswith(("https://", "http://")):
+            if not api_url.startswith(("https://", "http://")) or any(c.isspace() for c in api_url):
                 raise Invalid("API address: an http(s) URL")
             settings["api_url"] = api_url
         sync = sync_connect(

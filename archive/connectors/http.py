@@ -79,6 +79,11 @@ class HttpApi:
                 method, self.base + path, headers=dict(headers or {}), **kwargs
             )
             self.last_response = response
+        except httpx.InvalidURL:
+            where = f"{self.provider}: the API address {self.base!r}"
+            raise LiveError(f"{where} is not a URL") from None
+        except httpx.UnsupportedProtocol:
+            raise LiveError(f"{self.provider}: the API address must be http(s)") from None
         except httpx.HTTPError as exc:
             # str(exc) can hold the URL, and a URL can hold the token.
             raise TransientError(f"{shown}: {type(exc).__name__}") from None
@@ -98,4 +103,6 @@ class HttpApi:
             raise TransientError(what)
         if status >= 400 or (isinstance(body, dict) and body.get("ok") is False):
             raise LiveError(what)
+        if body is None and response.content:
+            raise LiveError(f"{shown}: the answer is not JSON")
         return response, body

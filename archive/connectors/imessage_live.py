@@ -42,18 +42,22 @@ _SEND_SCRIPT = """on run argv
 end run"""
 
 
+def on_macos() -> bool:
+    """Whether Messages.app can be here (the tests answer for either system)."""
+    return sys.platform == "darwin"
+
+
 class IMessageLive:
     kind: ClassVar[str] = "imessage"
     provider: ClassVar[str] = PROVIDER
     label: ClassVar[str] = "Apple Messages (chat.db on this Mac)"
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        history=True, live=True, send=sys.platform == "darwin"
-    )
+    # It sends where Messages.app is; elsewhere `send` says it needs macOS.
+    capabilities: ClassVar[Capabilities] = Capabilities(history=True, live=True, send=True)
     secret_fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, credentials: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
         given = str(settings.get("path") or "")
-        if not given and sys.platform != "darwin":
+        if not given and not on_macos():
             raise LiveError(
                 "Apple Messages live sync needs macOS (its chat.db); name a chat.db to poll"
             )
@@ -121,7 +125,7 @@ class IMessageLive:
 
     def send(self, message: OutboundMessage) -> str:
         osascript = shutil.which("osascript")
-        if sys.platform != "darwin" or osascript is None:
+        if not on_macos() or osascript is None:
             raise SendError("sending iMessage needs macOS (osascript and Messages.app)")
         try:
             done = subprocess.run(

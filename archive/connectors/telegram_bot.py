@@ -77,6 +77,8 @@ class TelegramBot:
         _, body = self._api.call(
             "POST", f"/bot{self._token}/{method}", label=method, json=dict(payload)
         )
+        if not isinstance(body, dict):
+            raise LiveError(f"Telegram {method}: the answer is not a JSON object")
         return body.get("result")
 
     # the port -----------------------------------------------------------------------------

@@ -326,6 +326,10 @@ def account_sync(
     except (LiveError, Invalid) as exc:  # Invalid: the sink refused what the provider sent
         error = str(exc)
         run.outcome, run.error = "error", error
+    except Exception as exc:  # provider data no translation foresaw: a failed run, not a lost one
+        log.exception("sync %s: the run failed", sync.public_id)
+        error = f"unexpected {type(exc).__name__} while syncing (the worker's log has details)"
+        run.outcome, run.error = "error", error
     finally:
         if connector is not None:
             connector.close()

@@ -540,3 +540,30 @@ def test_every_http_connector_resumes_a_killed_run_from_its_committed_cursor(
         assert _stored(state) == (600, 600)
     finally:
         server.close()
+
+
+def test_an_api_address_that_is_no_url_is_a_clear_422_not_a_500(owner_client: Client) -> None:
+    for address, words in [
+        ("http://[::1", "is not a URL"),
+        ("http://exa mple.org", "API address: an http(s) URL"),
+    ]:
+        answer = owner_client.post(
+            "/sync/connect/", {"kind": "discord_bot", "token": "t", "api_url": address}
+        )
+        assert answer.status_code == 422 and words in answer.content.decode(), address
+    assert not SyncAccount.objects.exists()
+
+
+def test_provider_data_no_translation_foresaw_fails_the_run_and_keeps_what_came_before(
+    bot_api: BotApi,
+) -> None:
+    sync = connect(bot_api)
+    chatter(bot_api, 100)  # the first page, fine
+    bot_api.post(GROUP, ALICE, "broken")
+    bot_api.updates[-1]["message"]["date"] = "soon"  # not a Unix time
+    run = account_sync(sync_account_id=sync.pk, page_size=100)
+    assert run is not None and run.outcome == "error"
+    assert run.error == "unexpected ValueError while syncing (the worker's log has details)"
+    assert Message.objects.filter(account=sync.account).count() == 100  # the page before
+    sync.refresh_from_db()
+    assert (sync.state, sync.lease_owner) == ("idle", "") and "ValueError" in sync.last_error

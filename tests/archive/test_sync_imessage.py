@@ -3,13 +3,13 @@ never written beside; sending says it needs macOS here."""
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from archive.connectors import imessage_live
 from archive.connectors.imessage_live import IMessageLive
 from archive.connectors.live import LiveError
 from archive.connectors.sending import OutboundMessage, SendError
@@ -66,18 +66,25 @@ def test_a_growing_chat_db_is_read_past_the_last_rowid_and_never_written_beside(
     db.close()
 
 
-def test_without_a_chat_db_path_off_macos_it_says_it_needs_macos() -> None:
-    if sys.platform == "darwin":
-        pytest.skip("on macOS the default chat.db is used")
+def test_without_a_chat_db_path_off_macos_it_says_it_needs_macos(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(imessage_live, "on_macos", lambda: False)
     with pytest.raises(Invalid, match="needs macOS"):
         sync_connect(kind="imessage", credentials={}, settings={})
 
 
-def test_sending_off_macos_says_it_needs_macos(tmp_path: Path) -> None:
-    if sys.platform == "darwin":
-        pytest.skip("on macOS osascript sends")
+def test_on_macos_the_mac_s_own_chat_db_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(imessage_live, "on_macos", lambda: True)
+    connector = IMessageLive({}, {})
+    assert connector._path == Path("~/Library/Messages/chat.db").expanduser()
+
+
+def test_sending_off_macos_says_it_needs_macos(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(imessage_live, "on_macos", lambda: False)
     connector = IMessageLive({}, {"path": str(tmp_path / "chat.db")})
-    assert connector.capabilities.send is False
     with pytest.raises(SendError, match="needs macOS"):
         connector.send(OutboundMessage("a", DM_GUID, "hello", None, "snd_1"))
     with pytest.raises(LiveError, match="no such file"):

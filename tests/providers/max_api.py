@@ -6,12 +6,12 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.providers.json_server import JsonServer
 
 TOKEN = "max-bot-secret-token-0123456789abcdef"
 BOT = {"user_id": 9001, "name": "Courier", "username": "courier_bot", "is_bot": True}
@@ -32,40 +32,11 @@ class MaxApi:
         self._lock = threading.Lock()
         self._number = 0
         self._messages: dict[str, dict[str, Any]] = {}
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _answer(self, method: str) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length)) if length else None
-                status, payload, headers = api.answer(
-                    method, self.path, self.headers.get("Authorization", ""), body
-                )
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                self._answer("GET")
-
-            def do_POST(self) -> None:
-                self._answer("POST")
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self._http = JsonServer(self.answer)
+        self.url = self._http.origin + ""
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._http.close()
 
     def _add(self, update: dict[str, Any]) -> None:
         self._number += 1
