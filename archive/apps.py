@@ -8,6 +8,6 @@ class ArchiveConfig(AppConfig):
 
     def ready(self) -> None:
         # The live connectors' senders join the send port (archive/connectors/sending.py).
-        from archive.services.sync import senders_register
+        from archive.sync.services import senders_register
 
         senders_register()

@@ -1,51 +1,60 @@
 from django.urls import path
 
-from archive import views, views_sync
+from archive.gateway import views as gateway_views
+from archive.imports import views as imports_views
+from archive.owner import views as owner_views
+from archive.people import views as people_views
+from archive.search import views as search_views
+from archive.store import views as store_views
+from archive.sync import views as sync_views
+from archive.tags import views as tags_views
 
 app_name = "archive"
 
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
-    path("chats/", views.chat_list, name="chats"),
-    path("chats/<int:chat_id>/", views.chat_detail, name="chat"),
-    path("search/", views.search, name="search"),
-    path("search/save/", views.search_save_view, name="search_save"),
-    path("search/saved/<int:saved_id>/delete/", views.search_delete_view, name="search_delete"),
-    path("people/", views.people, name="people"),
-    path("people/new/", views.person_create_view, name="person_create"),
-    path("people/suggestions/", views.people_suggestions, name="people_suggestions"),
-    path("people/<int:person_id>/", views.person_detail, name="person"),
-    path("people/<int:person_id>/edit/", views.person_edit_view, name="person_edit"),
-    path("agents/", views.agents, name="agents"),
-    path("sync/", views_sync.sync_page, name="sync"),
-    path("sync/connect/", views_sync.sync_connect_view, name="sync_connect"),
-    path("sync/telegram/", views_sync.telegram_login_view, name="sync_telegram_login"),
-    path("sync/<str:public_id>/", views_sync.sync_account_view, name="sync_account"),
-    path("sends/", views.sends_page, name="sends"),
-    path("webhooks/", views.webhooks, name="webhooks"),
-    path("webhooks/private/", views.webhooks_private_view, name="webhooks_private"),
-    path("webhooks/<int:endpoint_id>/", views.webhook_detail, name="webhook"),
-    path("sends/lock/", views.gateway_lock_view, name="gateway_lock"),
-    path("sends/<str:send_id>/", views.send_decide_view, name="send_decide"),
-    path("agents/<str:public_id>/", views.agent_edit_view, name="agent_edit"),
-    path("tags/", views.tags_page, name="tags"),
-    path("tags/add/", views.tag_add_view, name="tag_add"),
-    path("tags/remove/", views.tag_remove_view, name="tag_remove"),
-    path("tags/names/", views.tag_names_view, name="tag_names"),
-    path("tags/<int:tag_id>/edit/", views.tag_edit_view, name="tag_edit"),
-    path("tags/all/", views.tag_all_view, name="tag_all"),
-    path("tags/all/<int:bulk_id>/", views.tag_bulk_view, name="tag_bulk"),
-    path("tags/all/<int:bulk_id>/undo/", views.tag_bulk_undo_view, name="tag_bulk_undo"),
-    path("m/<str:public_id>/", views.message_permalink, name="message"),
-    path("m/<str:public_id>/revisions/", views.message_revisions, name="revisions"),
-    path("attachments/<str:public_id>/", views.attachment_download_view, name="attachment"),
+    path("", owner_views.dashboard, name="dashboard"),
+    path("chats/", store_views.chat_list, name="chats"),
+    path("chats/<int:chat_id>/", store_views.chat_detail, name="chat"),
+    path("search/", search_views.search, name="search"),
+    path("search/save/", search_views.search_save_view, name="search_save"),
+    path(
+        "search/saved/<int:saved_id>/delete/", search_views.search_delete_view, name="search_delete"
+    ),
+    path("people/", people_views.people, name="people"),
+    path("people/new/", people_views.person_create_view, name="person_create"),
+    path("people/suggestions/", people_views.people_suggestions, name="people_suggestions"),
+    path("people/<int:person_id>/", people_views.person_detail, name="person"),
+    path("people/<int:person_id>/edit/", people_views.person_edit_view, name="person_edit"),
+    path("agents/", gateway_views.agents, name="agents"),
+    path("sync/", sync_views.sync_page, name="sync"),
+    path("sync/connect/", sync_views.sync_connect_view, name="sync_connect"),
+    path("sync/telegram/", sync_views.telegram_login_view, name="sync_telegram_login"),
+    path("sync/<str:public_id>/", sync_views.sync_account_view, name="sync_account"),
+    path("sends/", gateway_views.sends_page, name="sends"),
+    path("webhooks/", gateway_views.webhooks, name="webhooks"),
+    path("webhooks/private/", gateway_views.webhooks_private_view, name="webhooks_private"),
+    path("webhooks/<int:endpoint_id>/", gateway_views.webhook_detail, name="webhook"),
+    path("sends/lock/", gateway_views.gateway_lock_view, name="gateway_lock"),
+    path("sends/<str:send_id>/", gateway_views.send_decide_view, name="send_decide"),
+    path("agents/<str:public_id>/", gateway_views.agent_edit_view, name="agent_edit"),
+    path("tags/", tags_views.tags_page, name="tags"),
+    path("tags/add/", tags_views.tag_add_view, name="tag_add"),
+    path("tags/remove/", tags_views.tag_remove_view, name="tag_remove"),
+    path("tags/names/", tags_views.tag_names_view, name="tag_names"),
+    path("tags/<int:tag_id>/edit/", tags_views.tag_edit_view, name="tag_edit"),
+    path("tags/all/", tags_views.tag_all_view, name="tag_all"),
+    path("tags/all/<int:bulk_id>/", tags_views.tag_bulk_view, name="tag_bulk"),
+    path("tags/all/<int:bulk_id>/undo/", tags_views.tag_bulk_undo_view, name="tag_bulk_undo"),
+    path("m/<str:public_id>/", store_views.message_permalink, name="message"),
+    path("m/<str:public_id>/revisions/", store_views.message_revisions, name="revisions"),
+    path("attachments/<str:public_id>/", store_views.attachment_download_view, name="attachment"),
     path(
         "attachments/<str:public_id>/thumbnail/",
-        views.attachment_thumbnail_view,
+        store_views.attachment_thumbnail_view,
         name="attachment_thumbnail",
     ),
-    path("imports/", views.imports, name="imports"),
-    path("imports/<str:public_id>/", views.import_detail, name="import"),
-    path("imports/<str:public_id>/cancel/", views.import_cancel, name="import_cancel"),
-    path("imports/<str:public_id>/resume/", views.import_resume, name="import_resume"),
+    path("imports/", imports_views.imports, name="imports"),
+    path("imports/<str:public_id>/", imports_views.import_detail, name="import"),
+    path("imports/<str:public_id>/cancel/", imports_views.import_cancel, name="import_cancel"),
+    path("imports/<str:public_id>/resume/", imports_views.import_resume, name="import_resume"),
 ]

@@ -59,9 +59,10 @@ def prepare(state: Path) -> tuple[list[str], dict[str, list[str]], float]:
     call_command("migrate", verbosity=0)
     from datetime import UTC, datetime
 
-    from archive.models import Agent, AgentRead, Message
-    from archive.selectors.agents import unread_page
-    from archive.services.agents import agent_create
+    from archive.gateway.models import Agent, AgentRead
+    from archive.gateway.selectors import unread_page
+    from archive.gateway.services.agents import agent_create
+    from archive.store.models import Message
 
     Agent.objects.all().delete()
     with connection.cursor() as cursor:

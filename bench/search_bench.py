@@ -164,8 +164,8 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
-    from archive.selectors.search.messages import message_search
-    from archive.services.search_index import stems_drain, vocabulary_refresh
+    from archive.search.selectors import message_search
+    from archive.search.services.index import stems_drain, vocabulary_refresh
 
     started = time.perf_counter()
     drained = stems_drain()

@@ -8,7 +8,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
-from archive.api_auth import answers, caller_agent, requires, scope, window
+from archive.web.api import answers, caller_agent, requires, scope, window
 from tasks.models import Project, Task
 from tasks.schemas import (
     CommentIn,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.core.validators import RegexValidator
 from django.db import models
 
-from archive.models import Message, Person
+from archive.store.models import Message, Person
 
 
 class Project(models.Model):

@@ -13,7 +13,7 @@ from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from archive.models import Message, Person
+from archive.store.models import Message, Person
 from tasks.models import Priority, Project, Status, Task, TaskEvent, TaskMessage
 from wirecat.errors import Conflict, Invalid, NotFound
 
@@ -316,12 +316,12 @@ def task_find(
 
 def _text(q: str) -> Q:
     """Every word of `q` in the title or description, in any form its stems allow."""
-    from archive.selectors.search.analyzer import WORD
-    from archive.services.search_index import search_analyzer
+    from archive.search.selectors import query_words
+    from archive.search.services.index import search_analyzer
 
     analyzer = search_analyzer()
     found = Q()
-    for word in WORD.findall(q)[:10]:
+    for word in query_words(q)[:10]:
         forms = Q(title__icontains=word) | Q(description__icontains=word)
         for stem in analyzer.word_stems(word):
             if len(stem) >= 3:

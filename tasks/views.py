@@ -9,8 +9,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from archive.models import Message, Person
-from archive.views import error_page
+from archive.store.models import Message, Person
+from archive.web.pages import error_page
 from tasks.models import Priority, Project, Status
 from tasks.services import task_comment, task_create, task_find, task_get, task_update
 from wirecat.errors import Conflict, Invalid, NotFound, WireCatError

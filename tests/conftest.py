@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.test import Client
 
-from archive.services.owner import login_code_issue, owner_set_password
+from archive.owner.services import login_code_issue, owner_set_password
 
 OWNER_PASSWORD = "correct horse battery staple"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from archive.domain import AccountRecord, Batch, ChatRecord, IdentityRecord, MessageRecord
+from archive.store.domain import AccountRecord, Batch, ChatRecord, IdentityRecord, MessageRecord
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -1,4 +1,5 @@
-"""Docs that match the code: every variable the code reads and every API operation."""
+"""Docs that match the code: every variable the code reads, every management command, every
+API operation, and every link between the documents."""
 
 from __future__ import annotations
 
@@ -8,27 +9,78 @@ from pathlib import Path
 from wirecat.api import api
 
 ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+OPERATIONS = DOCS / "operations.md"
+CODE_DIRS = ["wirecat", "archive", "tasks", "meetings", "notes"]
 
 
 def variables_read_by_the_code() -> set[str]:
     names: set[str] = set()
-    sources = [
-        *ROOT.joinpath("wirecat").rglob("*.py"),
-        *ROOT.joinpath("archive").rglob("*.py"),
-        ROOT / "Procfile",
-    ]
+    sources = [ROOT / "Procfile"]
+    for folder in CODE_DIRS:
+        sources += ROOT.joinpath(folder).rglob("*.py")
     for path in sources:
         names |= set(re.findall(r"\bWIRECAT_[A-Z_]+\b", path.read_text()))
     return names
 
 
-def test_every_variable_is_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text()
+def management_commands() -> set[str]:
+    """Every command Django finds in the project's apps, wherever they keep them."""
+    return {
+        path.stem
+        for folder in CODE_DIRS
+        for path in ROOT.joinpath(folder).rglob("management/commands/*.py")
+        if not path.name.startswith("_")
+    }
+
+
+def markdown_files() -> list[Path]:
+    files = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+    if (ROOT / "ARCHITECTURE.md").exists():
+        files.append(ROOT / "ARCHITECTURE.md")
+    return files
+
+
+def link_targets(text: str) -> list[str]:
+    """Targets of inline links and images and of reference definitions, outside code."""
+    text = re.sub(r"^(```|~~~).*?^\1", "", text, flags=re.DOTALL | re.MULTILINE)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    inline = re.findall(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)", text)
+    references = re.findall(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)", text, re.MULTILINE)
+    return inline + references
+
+
+def test_every_variable_is_in_the_operations_guide() -> None:
+    guide = OPERATIONS.read_text()
     found = variables_read_by_the_code()
     assert "WIRECAT_STATE_DIR" in found and "WIRECAT_DB" in found
-    missing = sorted(name for name in found if f"`{name}`" not in readme)
-    assert missing == [], "document these in README.md's configuration table"
-    assert "`CELERY_BROKER_URL`" in readme
+    missing = sorted(name for name in found if f"`{name}`" not in guide)
+    assert missing == [], "document these in docs/operations.md's configuration table"
+    assert "`CELERY_BROKER_URL`" in guide
+
+
+def test_every_management_command_is_in_the_operations_guide() -> None:
+    guide = OPERATIONS.read_text()
+    commands = management_commands()
+    assert {"start", "import", "createowner"} <= commands
+    missing = sorted(
+        name
+        for name in commands
+        if not re.search(rf"(?:\bwirecat|\bmanage\.py) {re.escape(name)}\b", guide)
+    )
+    assert missing == [], "document these in docs/operations.md's commands table"
+
+
+def test_every_relative_link_resolves() -> None:
+    broken = []
+    for document in markdown_files():
+        for target in link_targets(document.read_text()):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE) or target.startswith("#"):
+                continue  # http(s), mailto and the like; anchors within the same page
+            path = target.split("#", 1)[0].split("?", 1)[0]
+            if not (document.parent / path).exists():
+                broken.append(f"{document.relative_to(ROOT)}: {target}")
+    assert broken == []
 
 
 def test_every_api_operation_has_a_summary() -> None:

@@ -13,10 +13,13 @@ from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 from ninja.security import django_auth
 
-from archive.api import router as archive_router
-from archive.api_auth import AgentToken
-from archive.api_messages import router as messages_router
-from archive.api_sends import router as sends_router
+from archive.gateway.api import router as gateway_router
+from archive.owner.api import router as owner_router
+from archive.people.api import router as people_router
+from archive.search.api import router as search_router
+from archive.store.api import router as store_router
+from archive.tags.api import router as tags_router
+from archive.web.api import AgentToken
 from tasks.api import router as tasks_router
 from wirecat.errors import RateLimited, WireCatError
 
@@ -81,7 +84,15 @@ def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
     return _error(request, "NotFound", str(exc) or "not found", 404)
 
 
-api.add_router("/", archive_router)
-api.add_router("/", sends_router)  # before /messages/{message_id}: /messages/send is literal
-api.add_router("/", messages_router)
-api.add_router("/", tasks_router)
+# The gateway's routes come before the store's: `/messages/send` is literal and must win
+# over `/messages/{message_id}`.
+for router in (
+    owner_router,
+    search_router,
+    tags_router,
+    people_router,
+    gateway_router,
+    store_router,
+    tasks_router,
+):
+    api.add_router("/", router)

@@ -20,7 +20,20 @@ kombu_sqla.Transport.polling_interval = 0.5
 
 app = Celery("wirecat")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(related_name="jobs")
+
+
+def _job_packages() -> list[str]:
+    """Every installed app, and each capability package of the archive, may have jobs."""
+    from django.apps import apps
+
+    from archive.capabilities import CAPABILITIES
+
+    return [config.name for config in apps.get_app_configs()] + [
+        f"archive.{name}" for name in CAPABILITIES
+    ]
+
+
+app.autodiscover_tasks(_job_packages, related_name="jobs")
 
 
 def _beat_schedule(heartbeat_seconds: int) -> dict[str, dict[str, object]]:

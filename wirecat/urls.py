@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from archive import views as archive_views
+from archive.owner import views as owner_views
 from wirecat.api import api
 
 admin.site.site_header = "WireCat administration"
@@ -11,7 +11,7 @@ admin.site.site_title = "WireCat admin"
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("login/code/<str:code>/", archive_views.login_with_code, name="login_code"),
+    path("login/code/<str:code>/", owner_views.login_with_code, name="login_code"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
     path("tasks/", include("tasks.urls")),

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, ClassVar, Protocol
 
-from archive.domain import AccountRecord, ChatRecord, IdentityRecord, MessageRecord
+from archive.store.domain import AccountRecord, ChatRecord, IdentityRecord, MessageRecord
 from wirecat.errors import Invalid
 
 

@@ -17,14 +17,13 @@ Errors it raises, each fit to show the owner (never a credential inside):
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 from archive.connectors.sending import OutboundMessage
-from archive.domain import Batch
+from archive.store.domain import Batch
 
 
 class LiveError(Exception):
@@ -112,48 +111,42 @@ class LiveConnector(Protocol):
         ...
 
 
+# kind -> "module:Class" of every live connector; a module is imported when its kind is
+# first needed (the Sync page, a run), so no process loads a library it does not use.
+LIVE_CONNECTORS: dict[str, str] = {
+    "discord_bot": "archive.connectors.discord.bot:DiscordBot",
+    "imap": "archive.connectors.mail.imap:Imap",
+    "imessage": "archive.connectors.imessage.live:IMessageLive",
+    "max_bot": "archive.connectors.max.bot:MaxBot",
+    "telegram_bot": "archive.connectors.telegram.bot:TelegramBot",
+    "telegram_user": "archive.connectors.telegram.user:TelegramUser",
+}
 # kind -> the connector's class, called as factory(credentials, settings)
 Factory = Callable[[Mapping[str, Any], Mapping[str, Any]], LiveConnector]
 _CONNECTORS: dict[str, Factory] = {}
-_found = False
 
 
-def _discover() -> None:
-    """Import every module of this package once: each live connector registers itself
-    (as the export readers are found, archive/connectors/registry.py)."""
-    global _found
-    if _found:
-        return
-    _found = True
-    import archive.connectors as package
-
-    for module in pkgutil.iter_modules(package.__path__):
-        if not module.name.startswith("_"):
-            importlib.import_module(f"{package.__name__}.{module.name}")
+def _load(kind: str) -> Factory | None:
+    if kind not in _CONNECTORS and kind in LIVE_CONNECTORS:
+        module, _, name = LIVE_CONNECTORS[kind].partition(":")
+        _CONNECTORS[kind] = getattr(importlib.import_module(module), name)
+    return _CONNECTORS.get(kind)
 
 
 def register_live(kind: str, factory: Factory) -> None:
-    _discover()  # a later import never overrides a registration made after this one
+    """Put `factory` in place of kind's connector (the tests' doubles at a library's edge)."""
     _CONNECTORS[kind] = factory
 
 
-def live_kinds() -> list[str]:
-    _discover()
-    return sorted(_CONNECTORS)
-
-
 def live_connector_class(kind: str) -> Any:
-    """The registered class of `kind` (its label, capabilities, secret fields), or None."""
-    _discover()
-    return _CONNECTORS.get(kind)
+    """The class of `kind` (its label, capabilities, secret fields), or None."""
+    return _load(kind)
 
 
 def live_connector(
     kind: str, credentials: Mapping[str, Any], settings: Mapping[str, Any]
 ) -> LiveConnector:
-    _discover()
-    try:
-        factory = _CONNECTORS[kind]
-    except KeyError:
-        raise LiveError(f"no live connector of kind {kind!r}") from None
+    factory = _load(kind)
+    if factory is None:
+        raise LiveError(f"no live connector of kind {kind!r}")
     return factory(credentials, settings)

@@ -1,48 +1,46 @@
-"""Every export reader, found by looking for `READER` in this package's modules."""
+"""Every export reader WireCat has, named in one table and imported when needed."""
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from pathlib import Path
 
-import archive.connectors as package
 from archive.connectors.base import ExportReader
 from wirecat.errors import Invalid
 
-# Modules with no export reader: the ports, and the live connectors (found by live.py).
-# Skipping them keeps an import's process from loading their libraries (Telethon: 41 MB).
-_NOT_READERS = {
-    "base",
-    "registry",
-    "sending",
-    "live",
-    "http",
-    "discord_bot",
-    "imap",
-    "imessage_live",
-    "max_bot",
-    "telegram_bot",
-    "telegram_user",
+# Every export format WireCat reads: name -> (what the owner calls it, the module whose
+# READER reads it). A module is imported only when its reader is needed, so an import's
+# process never loads a live connector's library (Telethon: 41 MB).
+EXPORT_FORMATS: dict[str, tuple[str, str]] = {
+    "discord": ("DiscordChatExporter JSON export", "archive.connectors.discord.export"),
+    "imessage": (
+        "Apple Messages chat.db (macOS or iOS backup sms.db)",
+        "archive.connectors.imessage.export",
+    ),
+    "mail": ("Mail (mbox, Maildir, .eml)", "archive.connectors.mail.export"),
+    "slack": ("Slack workspace export (folder or zip)", "archive.connectors.slack.export"),
+    "telegram": (
+        "Telegram Desktop export (result.json or its folder)",
+        "archive.connectors.telegram.export",
+    ),
+    "whatsapp": ("WhatsApp chat export (.txt or .zip)", "archive.connectors.whatsapp.export"),
 }
 
 
-def readers() -> list[ExportReader]:
-    found: list[ExportReader] = []
-    for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if module.name in _NOT_READERS or module.name.startswith("_"):
-            continue
-        reader = getattr(
-            importlib.import_module(f"{package.__name__}.{module.name}"), "READER", None
-        )
-        if reader is not None:
-            found.append(reader)
+def reader(name: str) -> ExportReader:
+    """The reader of format `name` (its module imported now)."""
+    _label, module = EXPORT_FORMATS[name]
+    found: ExportReader = importlib.import_module(module).READER
     return found
+
+
+def readers() -> list[ExportReader]:
+    return [reader(name) for name in EXPORT_FORMATS]
 
 
 def formats() -> dict[str, str]:
     """Format name → what the owner calls it."""
-    return {reader.format: reader.label for reader in readers()}
+    return {name: label for name, (label, _module) in EXPORT_FORMATS.items()}
 
 
 def accepted() -> str:
@@ -54,11 +52,10 @@ def reader_for(path: Path, format_name: str | None = None) -> ExportReader:
     if not path.exists():
         raise Invalid(f"{path}: no such file or folder")
     if format_name:
-        for reader in readers():
-            if reader.format == format_name:
-                return reader
+        if format_name in EXPORT_FORMATS:
+            return reader(format_name)
         raise Invalid(f"unknown format {format_name!r}; accepted: {', '.join(formats())}")
-    for reader in readers():
-        if reader.detect(path):
-            return reader
+    for candidate in readers():
+        if candidate.detect(path):
+            return candidate
     raise Invalid(f"{path.name}: not an export WireCat can read. Accepted: {accepted()}")

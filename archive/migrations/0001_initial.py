@@ -3,7 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-import archive.ids
+import archive.store.ids
 
 
 class Migration(migrations.Migration):
@@ -186,7 +186,7 @@ class Migration(migrations.Migration):
                 (
                     "public_id",
                     models.CharField(
-                        default=archive.ids.new_message_id,
+                        default=archive.store.ids.new_message_id,
                         editable=False,
                         max_length=32,
                         unique=True,
@@ -275,7 +275,7 @@ class Migration(migrations.Migration):
                 (
                     "public_id",
                     models.CharField(
-                        default=archive.ids.new_attachment_id,
+                        default=archive.store.ids.new_attachment_id,
                         editable=False,
                         max_length=32,
                         unique=True,

@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-import archive.ids
+import archive.store.ids
 
 
 class Migration(migrations.Migration):
@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
                 (
                     "public_id",
                     models.CharField(
-                        default=archive.ids.new_import_id,
+                        default=archive.store.ids.new_import_id,
                         editable=False,
                         max_length=32,
                         unique=True,

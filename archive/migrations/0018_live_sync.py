@@ -3,7 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-import archive.models
+import archive.sync.models
 
 
 class Migration(migrations.Migration):
@@ -25,7 +25,7 @@ class Migration(migrations.Migration):
                 (
                     "public_id",
                     models.CharField(
-                        default=archive.models.new_sync_account_id,
+                        default=archive.sync.models.new_sync_account_id,
                         editable=False,
                         max_length=32,
                         unique=True,

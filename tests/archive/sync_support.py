@@ -8,9 +8,10 @@ from typing import Any
 
 from django.test import Client
 
-from archive.jobs import send_deliver as send_deliver_job
-from archive.models import Account, Chat, Message, SendAttempt
-from archive.services import agents as agent_service
+from archive.gateway.jobs import send_deliver as send_deliver_job
+from archive.gateway.models import SendAttempt
+from archive.gateway.services import agents as agent_service
+from archive.store.models import Account, Chat, Message
 
 
 def agent_send(

@@ -16,12 +16,13 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from archive.blobs import blob_put
-from archive.domain import AttachmentRecord, DeletionRecord
-from archive.models import Agent, Chat, Message
-from archive.services import agents as agent_service
-from archive.services.tags import tag_add, tag_remove, tag_target
-from archive.sink import batch_record
+from archive.gateway.models import Agent
+from archive.gateway.services import agents as agent_service
+from archive.store.blobs import blob_put
+from archive.store.domain import AttachmentRecord, DeletionRecord
+from archive.store.models import Chat, Message
+from archive.store.sink import batch_record
+from archive.tags.services import tag_add, tag_remove, tag_target
 from tests.factories import T0, batch, message
 from wirecat.api import api
 

@@ -10,10 +10,10 @@ import pytest
 from django.test import Client
 from PIL import Image
 
-from archive.blobs import blob_put
-from archive.domain import AttachmentRecord
-from archive.models import Attachment, Chat, Message
-from archive.sink import batch_record
+from archive.store.blobs import blob_put
+from archive.store.domain import AttachmentRecord
+from archive.store.models import Attachment, Chat, Message
+from archive.store.sink import batch_record
 from tests.factories import T0, batch, message
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,8 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RegexPattern, RoutePattern
 from django.utils import timezone
 
-from archive.models import LoginCode
-from archive.services.owner import login_code_issue
+from archive.owner.models import LoginCode
+from archive.owner.services import login_code_issue
 from tests.conftest import OWNER_PASSWORD
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from archive.blobs import blob_open, blob_put
+from archive.store.blobs import blob_open, blob_put
 from wirecat.errors import Invalid, NotFound
 
 

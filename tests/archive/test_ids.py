@@ -6,7 +6,7 @@ import time
 
 from ulid import ULID
 
-from archive.ids import new_public_id, new_public_ids
+from archive.store.ids import new_public_id, new_public_ids
 
 
 def test_batch_ids_are_valid_distinct_ulids_of_now() -> None:

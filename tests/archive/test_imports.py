@@ -15,9 +15,9 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 
-from archive.jobs import import_run as import_run_job
-from archive.models import ImportJob, Message
-from archive.services.imports import (
+from archive.imports.jobs import import_run as import_run_job
+from archive.imports.models import ImportJob
+from archive.imports.services import (
     IMPORT_CACHE_KIB,
     IMPORT_CHECKPOINT_PAGES,
     IMPORT_GC_THRESHOLD,
@@ -25,6 +25,7 @@ from archive.services.imports import (
     import_job_resume,
     import_run,
 )
+from archive.store.models import Message
 
 pytestmark = pytest.mark.django_db
 

@@ -6,9 +6,11 @@ import pytest
 from django_celery_beat.models import PeriodicTask
 from django_celery_beat.schedulers import DatabaseScheduler
 
-from archive.jobs import heartbeat, search_stems_drain, store_optimize
-from archive.models import WorkerHeartbeat
-from archive.sink import batch_record
+from archive.owner.jobs import heartbeat
+from archive.owner.models import WorkerHeartbeat
+from archive.search.jobs import search_stems_drain
+from archive.store.jobs import store_optimize
+from archive.store.sink import batch_record
 from tests.factories import batch, message
 from wirecat.celery import app
 

@@ -10,9 +10,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from archive.domain import AttachmentRecord, DeletionRecord
-from archive.models import Chat, Message, WorkerHeartbeat
-from archive.sink import batch_record
+from archive.owner.models import WorkerHeartbeat
+from archive.store.domain import AttachmentRecord, DeletionRecord
+from archive.store.models import Chat, Message
+from archive.store.sink import batch_record
 from tests.factories import T0, batch, message
 
 pytestmark = pytest.mark.django_db

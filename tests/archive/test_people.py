@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from archive.domain import AccountRecord, Batch, ChatRecord, IdentityRecord
-from archive.models import Identity, IdentityLink, Person
-from archive.selectors.people import activity_weeks, people_list, suggestions
-from archive.services import people
-from archive.sink import batch_record
+from archive.people import services as people
+from archive.people.models import IdentityLink
+from archive.people.selectors import activity_weeks, people_list, suggestions
+from archive.store.domain import AccountRecord, Batch, ChatRecord, IdentityRecord
+from archive.store.models import Identity, Person
+from archive.store.sink import batch_record
 from tests.factories import T0, batch, message
 from wirecat.errors import Invalid, NotFound
 

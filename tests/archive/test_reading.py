@@ -17,8 +17,8 @@ import pytest
 
 from archive.connectors.base import ExportStream, FormatError, ImportItem, ReadOptions
 from archive.connectors.registry import reader_for
-from archive.domain import AccountRecord, ChatRecord, MessageRecord
-from archive.services.reading import ExportItems
+from archive.imports.reading import ExportItems
+from archive.store.domain import AccountRecord, ChatRecord, MessageRecord
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 ACCOUNT = AccountRecord(provider="test", external_id="acc", name="Test")

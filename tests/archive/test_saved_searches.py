@@ -8,9 +8,14 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from archive.models import SavedSearch
-from archive.services.searches import KEEP_RECORDED, search_delete, search_record, search_save
-from archive.sink import batch_record
+from archive.search.models import SavedSearch
+from archive.search.services.searches import (
+    KEEP_RECORDED,
+    search_delete,
+    search_record,
+    search_save,
+)
+from archive.store.sink import batch_record
 from tests.factories import batch, message
 from wirecat.errors import Invalid, NotFound
 

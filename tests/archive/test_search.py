@@ -13,15 +13,15 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from archive.domain import AttachmentRecord, DeletionRecord
-from archive.models import Identity, Message, Person
-from archive.selectors.search.analyzer import Analyzer
-from archive.selectors.search.compiler import compile_query, fts_string, like_pattern
-from archive.selectors.search.messages import message_search, search_sql, snippet
-from archive.selectors.search.parser import QuerySyntaxError, parse, to_json
-from archive.selectors.search.suggest import edit_distance
-from archive.services.search_index import stems_drain, vocabulary_refresh
-from archive.sink import batch_record
+from archive.search.analyzer import Analyzer
+from archive.search.compiler import compile_query, fts_string, like_pattern
+from archive.search.parser import QuerySyntaxError, parse, to_json
+from archive.search.selectors import message_search, search_sql, snippet
+from archive.search.services.index import stems_drain, vocabulary_refresh
+from archive.search.suggest import edit_distance
+from archive.store.domain import AttachmentRecord, DeletionRecord
+from archive.store.models import Identity, Message, Person
+from archive.store.sink import batch_record
 from tests.factories import T0, batch, message
 from wirecat.errors import Invalid
 

@@ -8,11 +8,12 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from archive.models import Message, SearchConfig
-from archive.selectors.search.analyzer import Analyzer, latin_choices
-from archive.selectors.search.messages import message_search
-from archive.services.search_index import stems_drain
-from archive.sink import batch_record, message_purge
+from archive.search.analyzer import Analyzer, latin_choices
+from archive.search.models import SearchConfig
+from archive.search.selectors import message_search
+from archive.search.services.index import stems_drain
+from archive.store.models import Message
+from archive.store.sink import batch_record, message_purge
 from tests.factories import T0, batch, message
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""Relevance search by windows (archive/selectors/search/windows.py): candidates drawn from
+"""Relevance search by windows (archive/search/windows.py): candidates drawn from
 the indexes newest first, ranked within their window, paged across windows without gaps or
 repeats, and always exactly the messages the whole query matches."""
 
@@ -12,14 +12,14 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from archive.domain import DeletionRecord
-from archive.models import Message
-from archive.selectors.search import windows
-from archive.selectors.search.compiler import compile_query
-from archive.selectors.search.messages import message_search, search_sql
-from archive.selectors.search.parser import parse
-from archive.services.search_index import search_analyzer, stems_drain
-from archive.sink import batch_record
+from archive.search import windows
+from archive.search.compiler import compile_query
+from archive.search.parser import parse
+from archive.search.selectors import message_search, search_sql
+from archive.search.services.index import search_analyzer, stems_drain
+from archive.store.domain import DeletionRecord
+from archive.store.models import Message
+from archive.store.sink import batch_record
 from tests.factories import T0, batch, message
 from wirecat.errors import Invalid
 

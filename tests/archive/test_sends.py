@@ -22,20 +22,12 @@ from archive.connectors.sending import (
     register_sender,
     unregister_sender,
 )
-from archive.jobs import send_deliver as send_deliver_job
-from archive.models import (
-    Account,
-    Agent,
-    Chat,
-    DeliveryStatus,
-    IdempotencyKey,
-    Message,
-    SendAttempt,
-    SendOutcome,
-)
-from archive.services import agents as agent_service
-from archive.services.sends import gateway_settings
-from archive.sink import batch_record
+from archive.gateway.jobs import send_deliver as send_deliver_job
+from archive.gateway.models import Agent, IdempotencyKey, SendAttempt, SendOutcome
+from archive.gateway.services import agents as agent_service
+from archive.gateway.services.sends import gateway_settings
+from archive.store.models import Account, Chat, DeliveryStatus, Message
+from archive.store.sink import batch_record
 from tests.factories import batch, message
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from archive.domain import (
+from archive.store.domain import (
     MAX_BATCH_MESSAGES,
     AttachmentRecord,
     Batch,
@@ -18,7 +18,7 @@ from archive.domain import (
     IdentityRecord,
     MessageRecord,
 )
-from archive.models import (
+from archive.store.models import (
     Account,
     Attachment,
     Chat,
@@ -28,7 +28,7 @@ from archive.models import (
     MessageRevision,
     WriteOutsideSink,
 )
-from archive.services.store import (
+from archive.store.services.maintenance import (
     BULK_CRISISMERGE,
     FTS_AUTOMERGE,
     FTS_CRISISMERGE,
@@ -36,7 +36,7 @@ from archive.services.store import (
     fts_merge_backlog,
     store_optimize,
 )
-from archive.sink import FTS_TABLES, STORED_IDS_SQL, batch_record, message_purge
+from archive.store.sink import FTS_TABLES, STORED_IDS_SQL, batch_record, message_purge
 from tests.factories import ACCOUNT, T0, batch, message
 from wirecat.errors import Invalid
 

@@ -24,18 +24,11 @@ from django.test import Client
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
-from archive.credentials import KEY_FILE, unseal
-from archive.jobs import account_sync as account_sync_job
-from archive.models import (
-    Account,
-    Chat,
-    ConnectorState,
-    Message,
-    MessageRevision,
-    SyncAccount,
-    SyncRun,
-)
-from archive.services.sync import account_sync, sync_connect, sync_disconnect, sync_interval_set
+from archive.store.models import Account, Chat, ConnectorState, Message, MessageRevision
+from archive.sync.credentials import KEY_FILE, unseal
+from archive.sync.jobs import account_sync as account_sync_job
+from archive.sync.models import SyncAccount, SyncRun
+from archive.sync.services import account_sync, sync_connect, sync_disconnect, sync_interval_set
 from tests.archive.sync_support import agent_send
 from tests.providers.bot_api import ALICE, BOB, GROUP, PRIVATE, TOKEN, BotApi
 from wirecat.errors import Invalid
@@ -304,7 +297,7 @@ def test_a_worker_killed_mid_run_is_resumed_from_the_committed_cursor(
         state,
         "shell",
         "-c",
-        "from archive.services.sync import sync_connect as c;"
+        "from archive.sync.services import sync_connect as c;"
         f"print(c(kind='telegram_bot', credentials={{'token': {TOKEN!r}}},"
         f" settings={{'api_url': {bot_api.url!r}}}).public_id)",
         stdout=subprocess.PIPE,
@@ -446,8 +439,8 @@ def test_the_admin_edits_the_interval_through_the_service_and_never_shows_the_to
 
 
 def test_pages_recorded_together_keep_the_last_cursor_and_every_record() -> None:
-    from archive.domain import AccountRecord, Batch
-    from archive.services.sync import _merged
+    from archive.store.domain import AccountRecord, Batch
+    from archive.sync.services import _merged
     from tests.factories import message
 
     account = AccountRecord(provider="telegram", external_id="bot1")
@@ -509,7 +502,7 @@ def test_every_http_connector_resumes_a_killed_run_from_its_committed_cursor(
             state,
             "shell",
             "-c",
-            "from archive.services.sync import sync_connect as c;"
+            "from archive.sync.services import sync_connect as c;"
             f"print(c(kind={kind!r}, credentials={{'token': {token!r}}},"
             f" settings={{'api_url': {server.url!r}}}).public_id)",
             stdout=subprocess.PIPE,

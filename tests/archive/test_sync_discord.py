@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from archive.connectors.discord_bot import DiscordBot
-from archive.models import Chat, ConnectorState, Message, MessageRevision, SyncAccount
-from archive.services.sync import account_sync, accounts_repair, sync_connect
+from archive.connectors.discord.bot import DiscordBot
+from archive.store.models import Chat, ConnectorState, Message, MessageRevision
+from archive.sync.models import SyncAccount
+from archive.sync.services import account_sync, accounts_repair, sync_connect
 from tests.archive.sync_support import agent_send
 from tests.providers.discord_api import ANN, BEN, GENERAL, NEWS, TOKEN, VOICE, DiscordApi
 
@@ -177,7 +178,7 @@ def test_a_refused_token_stops_the_account_and_is_never_logged(
     sync = connect(discord)
     history(discord, general=3, news=0)
     sync.settings = {**sync.settings, "api_url": discord.url}
-    from archive.credentials import seal
+    from archive.sync.credentials import seal
 
     SyncAccount.objects.filter(pk=sync.pk).update(credentials=seal({"token": "revoked.token"}))
     run = account_sync(sync_account_id=sync.pk)

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from archive.blobs import blob_open
-from archive.models import Attachment, Chat, ConnectorState, Message, SyncAccount
-from archive.services.sync import account_sync, sync_connect
+from archive.store.blobs import blob_open
+from archive.store.models import Attachment, Chat, ConnectorState, Message
+from archive.sync.models import SyncAccount
+from archive.sync.services import account_sync, sync_connect
 from tests.providers.dovecot import PASSWORD, USER, Dovecot, dovecot, mail
 from wirecat.errors import Invalid
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from archive.connectors import imessage_live
-from archive.connectors.imessage_live import IMessageLive
+from archive.connectors.imessage import live as imessage_live
+from archive.connectors.imessage.live import IMessageLive
 from archive.connectors.live import LiveError
 from archive.connectors.sending import OutboundMessage, SendError
-from archive.models import Chat, ConnectorState, Message
-from archive.services.sync import account_sync, sync_connect
+from archive.store.models import Chat, ConnectorState, Message
+from archive.sync.services import account_sync, sync_connect
 from tests.fixtures.imessage.chatdb import ChatDb
 from wirecat.errors import Invalid
 

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from archive.models import Chat, ConnectorState, Message, MessageRevision, SyncAccount
-from archive.services.sync import account_sync, sync_connect
+from archive.store.models import Chat, ConnectorState, Message, MessageRevision
+from archive.sync.models import SyncAccount
+from archive.sync.services import account_sync, sync_connect
 from tests.archive.sync_support import agent_send
 from tests.providers.max_api import DIALOG, OLEG, TEAM, TOKEN, VERA, MaxApi
 
@@ -84,7 +85,7 @@ def test_the_token_goes_in_the_header_and_a_refused_one_stops_the_account(
     caplog.set_level(logging.DEBUG)
     sync = connect(max_api)
     assert all("access_token" not in query for _, _, query in max_api.calls)
-    from archive.credentials import seal
+    from archive.sync.credentials import seal
 
     SyncAccount.objects.filter(pk=sync.pk).update(credentials=seal({"token": "wrong-token"}))
     run = account_sync(sync_account_id=sync.pk)

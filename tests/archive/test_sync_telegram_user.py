@@ -15,9 +15,10 @@ from telethon import types
 
 from archive.connectors.live import register_live
 from archive.connectors.sending import OutboundMessage
-from archive.connectors.telegram_user import TelegramUser
-from archive.models import Chat, ConnectorState, Message, MessageRevision, SyncAccount
-from archive.services.sync import account_sync, accounts_repair, sync_connect
+from archive.connectors.telegram.user import TelegramUser
+from archive.store.models import Chat, ConnectorState, Message, MessageRevision
+from archive.sync.models import SyncAccount
+from archive.sync.services import account_sync, accounts_repair, sync_connect
 from tests.providers.telethon_double import ANNA, GROUP, ME, T0, ClientDouble
 
 pytestmark = pytest.mark.django_db
@@ -153,8 +154,8 @@ def test_logging_in_on_the_sync_page_phone_code_then_password(
     monkeypatch: pytest.MonkeyPatch,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    from archive.connectors import telegram_user
-    from archive.credentials import unseal
+    from archive.connectors.telegram import user as telegram_user
+    from archive.sync.credentials import unseal
     from tests.providers.telethon_double import LoginDouble
 
     monkeypatch.setattr(telegram_user, "login_client", LoginDouble)

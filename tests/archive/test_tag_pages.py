@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from archive.models import Chat, Message, Tag, TagBulk, TagBulkState, Tagging
-from archive.services import tags
-from archive.sink import batch_record
+from archive.store.models import Chat, Message
+from archive.store.sink import batch_record
+from archive.tags import services as tags
+from archive.tags.models import Tag, TagBulk, TagBulkState, Tagging
 from tests.archive.test_worker import celery_worker, wait_for_heartbeat
 from tests.factories import batch, message
 
@@ -130,7 +131,7 @@ def test_many_results_are_tagged_by_a_job_on_a_real_worker(
     tmp_path: Path,
     settings: Any,
 ) -> None:
-    monkeypatch.setattr("archive.views.BULK_INLINE", 2)
+    monkeypatch.setattr("archive.tags.views.BULK_INLINE", 2)
     # The broker this process sends to (the app keeps its connection pool across tests).
     with celery_worker(settings.CELERY_BROKER_URL, tmp_path) as worker:
         wait_for_heartbeat(worker.pid, tmp_path)

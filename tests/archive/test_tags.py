@@ -8,14 +8,15 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from archive.models import Chat, Identity, Message, Person, Tag, TagBulkState, Tagging
-from archive.selectors.search.compiler import compile_query
-from archive.selectors.search.messages import message_search
-from archive.selectors.search.parser import parse
-from archive.selectors.tags import tag_list, tag_names, tags_of
-from archive.services import tags
-from archive.services.tags import tag_target
-from archive.sink import batch_record, message_purge
+from archive.search.compiler import compile_query
+from archive.search.parser import parse
+from archive.search.selectors import message_search
+from archive.store.models import Chat, Identity, Message, Person
+from archive.store.sink import batch_record, message_purge
+from archive.tags import services as tags
+from archive.tags.models import Tag, TagBulkState, Tagging
+from archive.tags.selectors import tag_list, tag_names, tags_of
+from archive.tags.services import tag_target
 from tests.factories import batch, message
 from wirecat.errors import Conflict, Invalid, NotFound
 

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from archive.models import Chat, Identity, Message, Tagging
-from archive.sink import batch_record
+from archive.store.models import Chat, Identity, Message
+from archive.store.sink import batch_record
+from archive.tags.models import Tagging
 from tests.factories import batch, message
 
 pytestmark = pytest.mark.django_db

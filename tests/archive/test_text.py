@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archive.selectors.archive import decode_cursor
+from archive.store.selectors import decode_cursor
 from archive.templatetags.wirecat_text import filesize, linkify
 from wirecat.errors import Invalid
 

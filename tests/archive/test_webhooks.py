@@ -18,12 +18,13 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from archive.domain import DeletionRecord
-from archive.models import Account, Chat, DeliveryState, GatewaySettings, WebhookDelivery
-from archive.services import webhooks
-from archive.services.sends import send_reject, send_request
-from archive.services.tags import tag_add, tag_target
-from archive.sink import batch_record, quiet_changes
+from archive.gateway.models import DeliveryState, GatewaySettings, WebhookDelivery
+from archive.gateway.services import webhooks
+from archive.gateway.services.sends import send_reject, send_request
+from archive.store.domain import DeletionRecord
+from archive.store.models import Account, Chat
+from archive.store.sink import batch_record, quiet_changes
+from archive.tags.services import tag_add, tag_target
 from tests.factories import T0, batch, message
 from wirecat.errors import Invalid
 

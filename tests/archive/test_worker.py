@@ -20,8 +20,10 @@ from celery import Celery
 from django.conf import settings as django_settings
 from django.db import connection
 
-from archive.models import Message, SyncRun, WorkerHeartbeat
-from archive.services.sync import sync_connect
+from archive.owner.models import WorkerHeartbeat
+from archive.store.models import Message
+from archive.sync.models import SyncRun
+from archive.sync.services import sync_connect
 from tests.archive.test_db_backend import assert_store_settings
 from tests.providers.bot_api import ALICE, GROUP, TOKEN, BotApi
 

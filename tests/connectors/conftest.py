@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from archive.models import ImportJob
-from archive.services.imports import import_job_create, import_run
+from archive.imports.models import ImportJob
+from archive.imports.services import import_job_create, import_run
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # The shared real-export samples, present beside the project on developer machines and CI.

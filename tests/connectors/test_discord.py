@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from archive.blobs import blob_root
 from archive.connectors.base import FormatError, ReadOptions
-from archive.connectors.discord import READER, parse_timestamp
+from archive.connectors.discord.export import READER, parse_timestamp
 from archive.connectors.registry import reader_for
-from archive.models import Account, Attachment, Chat, Identity, ImportJob, Message
-from archive.services.imports import import_job_resume, import_run
+from archive.imports.models import ImportJob
+from archive.imports.services import import_job_resume, import_run
+from archive.store.blobs import blob_root
+from archive.store.models import Account, Attachment, Chat, Identity, Message
 from tests.connectors.conftest import FIXTURES, sample
 
 pytestmark = pytest.mark.django_db

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from typedstream.types.foundation import NSString
 
 from archive.connectors.base import ReadOptions
-from archive.connectors.imessage import READER, apple_time, attributed_text
+from archive.connectors.imessage.export import READER, apple_time, attributed_text
 from archive.connectors.registry import reader_for
-from archive.models import Account, Attachment, Chat, Identity, ImportJob, Message
+from archive.imports.models import ImportJob
+from archive.store.models import Account, Attachment, Chat, Identity, Message
 from tests.connectors.conftest import sample
 from tests.fixtures.imessage.chatdb import (
     OLD_SCHEMA,

@@ -21,8 +21,9 @@ import pytest
 from django.conf import settings
 
 from archive.connectors.base import ReadOptions
-from archive.connectors.mail import READER, SKIP_NO_DATE, SKIP_NOT_MAIL, SKIP_TRUNCATED
-from archive.models import Account, Attachment, Chat, Identity, ImportJob, Message
+from archive.connectors.mail.export import READER, SKIP_NO_DATE, SKIP_NOT_MAIL, SKIP_TRUNCATED
+from archive.imports.models import ImportJob
+from archive.store.models import Account, Attachment, Chat, Identity, Message
 from tests.connectors.conftest import FIXTURES, sample
 
 pytestmark = pytest.mark.django_db

@@ -17,8 +17,9 @@ from django.conf import settings
 
 from archive.connectors.base import FormatError, ReadOptions
 from archive.connectors.registry import reader_for
-from archive.connectors.telegram import READER
-from archive.models import Account, Attachment, Chat, Identity, ImportJob, Message
+from archive.connectors.telegram.export import READER
+from archive.imports.models import ImportJob
+from archive.store.models import Account, Attachment, Chat, Identity, Message
 from tests.connectors.conftest import FIXTURES, sample
 
 TG = FIXTURES / "telegram"

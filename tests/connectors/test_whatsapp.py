@@ -15,8 +15,9 @@ from django.conf import settings
 
 from archive.connectors.base import FormatError, ReadOptions
 from archive.connectors.registry import reader_for
-from archive.connectors.whatsapp import READER
-from archive.models import Account, Attachment, Chat, ImportJob, ImportStatus, Message
+from archive.connectors.whatsapp.export import READER
+from archive.imports.models import ImportJob, ImportStatus
+from archive.store.models import Account, Attachment, Chat, Message
 from tests.connectors.conftest import FIXTURES, sample
 
 Run = Callable[..., ImportJob]

@@ -16,9 +16,10 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from archive.models import Account, Agent, Chat
-from archive.services.agents import SCOPES, agent_create
-from archive.sink import batch_record
+from archive.gateway.models import Agent
+from archive.gateway.services.agents import SCOPES, agent_create
+from archive.store.models import Account, Chat
+from archive.store.sink import batch_record
 from tests.factories import batch, message
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from archive.models import ImportJob, Message
-from archive.services.owner import login_code_issue
+from archive.imports.models import ImportJob
+from archive.owner.services import login_code_issue
+from archive.store.models import Message
 from tests.archive.test_worker import celery_worker
 from tests.conftest import OWNER_PASSWORD
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from archive.domain import AttachmentRecord
-from archive.services.owner import login_code_issue
-from archive.sink import batch_record
+from archive.owner.services import login_code_issue
+from archive.store.domain import AttachmentRecord
+from archive.store.sink import batch_record
 from tests.conftest import OWNER_PASSWORD
 from tests.factories import batch, message
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from archive.sink import batch_record
+from archive.store.sink import batch_record
 from tests.e2e.test_import_page import sign_in
 from tests.factories import batch, message
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from archive.models import Message, SyncAccount
+from archive.store.models import Message
+from archive.sync.models import SyncAccount
 from tests.archive.test_worker import celery_worker
 from tests.e2e.test_import_page import sign_in
 from tests.providers.bot_api import ALICE, BOB, GROUP, TOKEN, BotApi

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from archive.models import Chat, Tagging
+from archive.store.models import Chat
+from archive.tags.models import Tagging
 from tests.e2e.test_import_page import sign_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]

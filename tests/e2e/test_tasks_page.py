@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from archive.models import Message
-from archive.sink import batch_record
+from archive.store.models import Message
+from archive.store.sink import batch_record
 from tasks.models import Task
 from tasks.services import project_create
 from tests.e2e.test_import_page import sign_in

@@ -14,9 +14,9 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from archive.models import Message, Person
-from archive.services.agents import agent_create
-from archive.sink import batch_record, message_purge
+from archive.gateway.services.agents import agent_create
+from archive.store.models import Message, Person
+from archive.store.sink import batch_record, message_purge
 from tasks.models import Project, Task, TaskEvent
 from tasks.services import (
     counts_due,

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from archive.services.owner import login_code_issue, owner_exists
+from archive.owner.services import login_code_issue, owner_exists
 
 
 class Command(BaseCommand):

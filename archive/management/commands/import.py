@@ -10,8 +10,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from archive.connectors.registry import formats
-from archive.models import ImportJob, ImportStatus
-from archive.services.imports import import_job_create, import_run
+from archive.imports.models import ImportJob, ImportStatus
+from archive.imports.services import import_job_create, import_run
 from wirecat.errors import WireCatError
 
 

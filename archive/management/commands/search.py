@@ -7,9 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from archive.selectors.search.messages import MAX_LIMIT, SORTS, message_search
-from archive.selectors.search.parser import QuerySyntaxError
-from archive.services.searches import search_record
+from archive.search.selectors import MAX_LIMIT, SORTS, message_search
+from archive.search.services.searches import search_record
 from wirecat.errors import Invalid
 
 
@@ -29,9 +28,11 @@ class Command(BaseCommand):
             page = message_search(
                 query=query, sort=options["sort"], cursor=options["cursor"], limit=options["limit"]
             )
-        except QuerySyntaxError as exc:
-            raise CommandError(f"{exc.problem}\n  {query}\n  {' ' * exc.position}^") from exc
         except Invalid as exc:
+            position = getattr(exc, "position", None)
+            if isinstance(position, int):  # a syntax error points at where
+                problem = getattr(exc, "problem", str(exc))
+                raise CommandError(f"{problem}\n  {query}\n  {' ' * position}^") from exc
             raise CommandError(str(exc)) from exc
         if not options["cursor"]:
             search_record(query=query, sort=options["sort"])

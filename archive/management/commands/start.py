@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from archive.services.owner import login_code_issue, owner_exists
+from archive.owner.services import login_code_issue, owner_exists
 
 
 class Command(BaseCommand):

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from archive.models import SyncAccount
-from archive.services.sync import account_sync, sync_get
+from archive.sync.models import SyncAccount
+from archive.sync.services import account_sync, sync_get
 from wirecat.errors import NotFound
 
 

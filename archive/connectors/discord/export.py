@@ -1,0 +1,593 @@
+"""DiscordChatExporter JSON exports: one file per channel, thread or DM.
+
+A file is `{"guild": {...}, "channel": {...}, "dateRange": {...}, "messages": [...],
+"messageCount": N}`. Files reach gigabytes, so the messages are streamed one by one with
+ijson; `guild` and `channel` come before `messages` in every real file (a file where they do
+not is still read, at the cost of one extra pass). `messageCount` is written last; it is read
+from the file's tail and only used as the expected total.
+
+Quirks taken care of: 1 to 7 fractional digits and any UTC offset in timestamps; service
+message types (GuildMemberJoin, ThreadCreated, Call, ChannelNameChange…); a Reply whose
+`reference.messageId` is null; reaction emoji ids null, "" or a snowflake; a missing
+`author.nickname`; the same message id twice in a file (passed on: the sink keeps the last);
+`--media` exports whose attachment urls are local paths (often with backslashes) relative to
+the JSON file's folder. Remote urls are kept as metadata and never fetched.
+
+Owner: the file does not say who exported it (a DM's name is the other side's name, but
+names are neither unique nor stable), so every message is recorded as "in".
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO, ClassVar
+from urllib.parse import unquote
+
+import ijson
+
+from archive.connectors.base import (
+    ExportStream,
+    FormatError,
+    ImportItem,
+    ReadOptions,
+    export_account,
+    file_opener,
+    json_dict,
+    json_id,
+    json_list,
+    json_text,
+    safe_member,
+)
+from archive.store.domain import AttachmentRecord, ChatRecord, IdentityRecord, MessageRecord
+
+BUFFER = 16 * 1024
+DETECT_EVENTS = 5_000  # parser events detection looks at before giving up
+TAIL = 4096  # bytes at the end of the file searched for "messageCount"
+
+# Message types that are somebody writing something; every other type is a service event.
+TEXT_TYPES = frozenset(
+    {"Default", "Reply", "ChatInputCommand", "ContextMenuCommand", "0", "19", "20", "23"}
+)
+DM_TYPES = frozenset({"DirectTextChat", "DM", "1"})
+GROUP_TYPES = frozenset({"DirectGroupTextChat", "GroupDM", "3"})
+THREAD_TYPES = frozenset(
+    {
+        "GuildPublicThread",
+        "GuildPrivateThread",
+        "GuildNewsThread",
+        "PublicThread",
+        "PrivateThread",
+        "AnnouncementThread",
+        "10",
+        "11",
+        "12",
+    }
+)
+SERVICE_TEXT = {
+    "RecipientAdd": "Added a recipient to the group.",
+    "RecipientRemove": "Removed a recipient from the group.",
+    "Call": "Started a call.",
+    "ChannelNameChange": "Changed the channel name.",
+    "ChannelIconChange": "Changed the channel icon.",
+    "ChannelPinnedMessage": "Pinned a message.",
+    "GuildMemberJoin": "Joined the server.",
+    "ThreadCreated": "Started a thread.",
+}
+
+_TIMESTAMP = re.compile(
+    r"^\s*(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})[Tt ]"
+    r"(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?(?:[.,](?P<fraction>\d+))?"
+    r"\s*(?P<zone>[Zz]|[+-]\d{2}(?::?\d{2})?)?\s*$"
+)
+_MESSAGE_COUNT = re.compile(rb'"messageCount"\s*:\s*(\d+)\s*}\s*$')
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def parse_timestamp(value: object) -> datetime:
+    """An ISO 8601 time as DiscordChatExporter writes it (1 to 7 fractional digits, any
+    offset; none means UTC), as an aware UTC datetime. Digits past microseconds are dropped."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected a timestamp string, got {value!r}")
+    match = _TIMESTAMP.match(value)
+    if match is None:
+        raise ValueError(f"not a timestamp: {value!r}")
+    fraction = (match["fraction"] or "")[:6].ljust(6, "0")
+    zone = match["zone"]
+    offset = timedelta(0)
+    if zone and zone not in "Zz":
+        digits = zone[1:].replace(":", "")
+        offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
+        if zone[0] == "-":
+            offset = -offset
+    moment = datetime(
+        int(match["year"]),
+        int(match["month"]),
+        int(match["day"]),
+        int(match["hour"]),
+        int(match["minute"]),
+        int(match["second"] or 0),
+        int(fraction),
+        tzinfo=timezone(offset),
+    )
+    return moment.astimezone(UTC)
+
+
+class _Tracked:
+    """A binary file that remembers which bytes the parser asked for last, so an error can
+    name its place; it also steps over a UTF-8 byte order mark."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self._handle = handle
+        self.start = 0
+        self.end = 0
+        if handle.read(3) == b"\xef\xbb\xbf":
+            self.end = 3
+        handle.seek(self.end)
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._handle.read(size)
+        if size != 0:
+            self.start = self.end
+            self.end = self.start + len(data)
+        return data
+
+    @property
+    def where(self) -> str:
+        return f"bytes {self.start}-{self.end}"
+
+
+def _problem(exc: BaseException) -> str:
+    """The first line of a parser error (yajl's spans several lines, sometimes as bytes)."""
+    detail: Any = exc.args[0] if exc.args else exc
+    if isinstance(detail, bytes):
+        detail = detail.decode("utf-8", "replace")
+    first = str(detail).strip().splitlines()
+    return f"broken JSON: {first[0].strip() if first else type(exc).__name__}"
+
+
+_PARSE_ERRORS = (ijson.JSONError, UnicodeDecodeError, ValueError)
+
+
+def _value(events: Iterator[tuple[str, str, Any]], first: tuple[str, str, Any]) -> Any:
+    """The whole value that starts with `first`, read from `events`."""
+    _, event, value = first
+    if event not in ("start_map", "start_array"):
+        return value
+    builder = ijson.ObjectBuilder()
+    builder.event(event, value)
+    depth = 1
+    for _, event, value in events:
+        builder.event(event, value)
+        if event in ("start_map", "start_array"):
+            depth += 1
+        elif event in ("end_map", "end_array"):
+            depth -= 1
+            if depth == 0:
+                return builder.value
+    raise ijson.IncompleteJSONError("premature end of the file")
+
+
+def _skip(events: Iterator[tuple[str, str, Any]], first: tuple[str, str, Any]) -> None:
+    if first[1] not in ("start_map", "start_array"):
+        return
+    depth = 1
+    for _, event, _value in events:
+        if event in ("start_map", "start_array"):
+            depth += 1
+        elif event in ("end_map", "end_array"):
+            depth -= 1
+            if depth == 0:
+                return
+    raise ijson.IncompleteJSONError("premature end of the file")
+
+
+def _next(events: Iterator[tuple[str, str, Any]]) -> tuple[str, str, Any]:
+    found = next(events, None)
+    if found is None:
+        raise ijson.IncompleteJSONError("premature end of the file")
+    return found
+
+
+@dataclass
+class _Header:
+    values: dict[str, Any]  # top-level keys read before "messages"
+    messages: bool  # "messages" was found and is an array
+
+
+class _TooFar(Exception):
+    """Detection read as far as it will without finding an export's beginning."""
+
+
+def _bounded(events: Iterator[tuple[str, str, Any]], limit: int) -> Iterator[tuple[str, str, Any]]:
+    for count, event in enumerate(events):
+        if count >= limit:
+            raise _TooFar
+        yield event
+
+
+def _read_header(handle: BinaryIO, limit: int | None = None) -> _Header:
+    """The top-level values before `messages`; stops there. With `limit`, gives up (no
+    messages) after that many parser events, however deep, so detection stays cheap."""
+    events = iter(ijson.parse(_Tracked(handle), use_float=True, buf_size=BUFFER))
+    if limit is not None:
+        events = _bounded(events, limit)
+    first = next(events, None)
+    values: dict[str, Any] = {}
+    if first is None or first[1] != "start_map":
+        return _Header(values, False)
+    try:
+        return _header_values(events, values)
+    except _TooFar:
+        return _Header(values, False)
+
+
+def _header_values(events: Iterator[tuple[str, str, Any]], values: dict[str, Any]) -> _Header:
+    for prefix, event, value in events:
+        if prefix == "" and event == "end_map":
+            break
+        if prefix == "" and event == "map_key":
+            opening = _next(events)
+            if value == "messages":
+                return _Header(values, opening[1] == "start_array")
+            values[value] = _value(events, opening)
+    return _Header(values, False)
+
+
+def _read_all_top_level(handle: BinaryIO) -> dict[str, Any]:
+    """Every top-level value except `messages` (whose items are passed over unbuilt)."""
+    events = iter(ijson.parse(_Tracked(handle), use_float=True, buf_size=BUFFER))
+    values: dict[str, Any] = {}
+    next(events, None)
+    for prefix, event, value in events:
+        if prefix == "" and event == "map_key":
+            opening = _next(events)
+            if value == "messages":
+                _skip(events, opening)
+            else:
+                values[value] = _value(events, opening)
+    return values
+
+
+def _tail_message_count(path: Path) -> int | None:
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - TAIL))
+            tail = handle.read()
+    except OSError:
+        return None
+    match = _MESSAGE_COUNT.search(tail)
+    return int(match.group(1)) if match else None
+
+
+def _type_name(value: object) -> str:
+    if value is None or value == "":
+        return "Default"
+    return json_id(value)
+
+
+def _identity(user: dict[str, Any]) -> IdentityRecord | None:
+    external_id = json_id(user.get("id"))
+    if not external_id:
+        return None
+    name = json_text(user.get("name"))
+    return IdentityRecord(
+        external_id=external_id,
+        display_name=json_text(user.get("nickname")) or name,
+        handle=name,
+    )
+
+
+def _chat_kind(channel_type: str, guild_id: str) -> str:
+    if channel_type in DM_TYPES:
+        return "dm"
+    if channel_type in GROUP_TYPES:
+        return "group"
+    if channel_type in THREAD_TYPES:
+        return "thread"
+    if guild_id == "0":  # Direct Messages, type not written (old exports)
+        return "dm"
+    return "channel"
+
+
+def _chat(path: Path, header: dict[str, Any]) -> ChatRecord:
+    guild = header.get("guild")
+    channel = header.get("channel")
+    if not isinstance(channel, dict) or not json_id(channel.get("id")):
+        raise FormatError(path, "channel", "the export names no channel (no channel id)")
+    guild = json_dict(guild)
+    guild_id = json_id(guild.get("id"))
+    channel_type = json_id(channel.get("type"))
+    kind = _chat_kind(channel_type, guild_id)
+    name = json_text(channel.get("name"))
+    # DiscordChatExporter writes a thread's parent channel as its "category".
+    category = json_text(channel.get("category"))
+    category_id = json_id(channel.get("categoryId"))
+    metadata: dict[str, Any] = {
+        "guild_id": guild_id,
+        "guild_name": json_text(guild.get("name")),
+        "channel_type": channel_type,
+    }
+    if kind == "thread":
+        metadata.update(parent_id=category_id, parent_name=category)
+    elif category_id or category:
+        metadata.update(category_id=category_id, category=category)
+    if json_text(channel.get("topic")):
+        metadata["topic"] = channel["topic"]
+    if kind in ("dm", "group"):
+        title = name
+    else:
+        title = " / ".join(part for part in (json_text(guild.get("name")), category, name) if part)
+    return ChatRecord(
+        external_id=json_id(channel["id"]), kind=kind, title=title or name, metadata=metadata
+    )
+
+
+def _reactions(raw: list[Any]) -> list[dict[str, Any]]:
+    reactions = []
+    for reaction in raw:
+        if not isinstance(reaction, dict):
+            continue
+        emoji = json_dict(reaction.get("emoji"))
+        entry: dict[str, Any] = {
+            "emoji": json_text(emoji.get("name")) or json_text(emoji.get("code")),
+            # null and "" both mean a Unicode emoji; a snowflake means a custom one.
+            "emoji_id": json_id(emoji.get("id")) or None,
+            "count": reaction.get("count") if isinstance(reaction.get("count"), int) else 1,
+        }
+        if emoji.get("isAnimated"):
+            entry["animated"] = True
+        users = [json_id(json_dict(user).get("id")) for user in json_list(reaction.get("users"))]
+        if any(users):
+            entry["users"] = [user for user in users if user]
+        reactions.append(entry)
+    return reactions
+
+
+def _users(raw: list[Any]) -> list[dict[str, Any]]:
+    users = []
+    for user in raw:
+        user = json_dict(user)
+        if not json_id(user.get("id")):
+            continue
+        entry = {"id": json_id(user.get("id")), "name": json_text(user.get("name"))}
+        if json_text(user.get("nickname")):
+            entry["nickname"] = user["nickname"]
+        users.append(entry)
+    return users
+
+
+def _service_text(kind: str, mentions: list[dict[str, Any]]) -> str:
+    names = ", ".join(m.get("nickname") or m["name"] for m in mentions if m.get("name"))
+    if kind == "RecipientAdd" and names:
+        return f"Added {names} to the group."
+    if kind == "RecipientRemove" and names:
+        return f"Removed {names} from the group."
+    if kind in SERVICE_TEXT:
+        return SERVICE_TEXT[kind]
+    return _CAMEL.sub(" ", kind).capitalize() + "."
+
+
+def _is_remote(url: str) -> bool:
+    return bool(_SCHEME.match(url)) and not (len(url) > 1 and url[1] == ":")
+
+
+def _escapes(folder: Path, relative: str) -> bool:
+    """Whether `relative` points outside `folder` (rather than at a file that is missing)."""
+    cleaned = relative.replace("\\", "/").strip()
+    if cleaned.startswith("/") or (len(cleaned) > 1 and cleaned[1] == ":"):
+        return True
+    if ".." in PurePosixPath(cleaned).parts:
+        return True
+    candidate = folder / cleaned
+    return candidate.exists() or candidate.is_symlink()  # there, yet refused: a link out
+
+
+class _Reader:
+    """Reads one opened file: turns its messages into ImportItems."""
+
+    def __init__(self, path: Path, chat: ChatRecord, skipped: Counter[str]) -> None:
+        self.path = path
+        self.folder = path.parent
+        self.chat = chat
+        self.skipped = skipped
+
+    def items(self) -> Iterator[ImportItem]:
+        with self.path.open("rb") as handle:
+            tracked = _Tracked(handle)
+            messages = ijson.items(tracked, "messages.item", use_float=True, buf_size=BUFFER)
+            index = 0
+            while True:
+                try:
+                    raw = next(messages)
+                except StopIteration:
+                    return
+                except _PARSE_ERRORS as exc:
+                    raise FormatError(
+                        self.path, f"message #{index + 1}, {tracked.where}", _problem(exc)
+                    ) from exc
+                index += 1
+                yield self.item(raw, index)
+
+    def item(self, raw: Any, index: int) -> ImportItem:
+        where = f"message #{index}"
+        if not isinstance(raw, dict):
+            raise FormatError(self.path, where, "a message must be a JSON object")
+        message_id = json_id(raw.get("id"))
+        if not message_id:
+            raise FormatError(self.path, where, "the message has no id")
+        where = f"message #{index} (id {message_id})"
+        try:
+            sent_at = parse_timestamp(raw.get("timestamp"))
+            edited = raw.get("timestampEdited")
+            edited_at = parse_timestamp(edited) if edited else None
+            ended = raw.get("callEndedTimestamp")
+            call_ended_at = parse_timestamp(ended) if ended else None
+        except ValueError as exc:
+            raise FormatError(self.path, where, str(exc)) from exc
+
+        message_type = _type_name(raw.get("type"))
+        kind = "text" if message_type in TEXT_TYPES else "service"
+        author = json_dict(raw.get("author"))
+        sender = _identity(author)
+        mentions = _users(json_list(raw.get("mentions")))
+        identities: dict[str, IdentityRecord] = {}
+        for user in [author, *json_list(raw.get("mentions"))]:
+            identity = _identity(json_dict(user))
+            if identity is not None:
+                identities.setdefault(identity.external_id, identity)
+
+        metadata: dict[str, Any] = {"type": message_type}
+        if author:
+            metadata["author"] = {
+                key: value
+                for key, value in (
+                    ("name", json_text(author.get("name"))),
+                    ("nickname", json_text(author.get("nickname"))),
+                    ("discriminator", json_text(author.get("discriminator"))),
+                    ("is_bot", bool(author.get("isBot"))),
+                )
+                if value or key == "is_bot"
+            }
+        if raw.get("isPinned"):
+            metadata["pinned"] = True
+        if reactions := _reactions(json_list(raw.get("reactions"))):
+            metadata["reactions"] = reactions
+        if mentions:
+            metadata["mentions"] = mentions
+        if embeds := [embed for embed in json_list(raw.get("embeds")) if isinstance(embed, dict)]:
+            metadata["embeds"] = embeds
+        if stickers := [s for s in json_list(raw.get("stickers")) if isinstance(s, dict)]:
+            metadata["stickers"] = stickers
+        if interaction := json_dict(raw.get("interaction")):
+            metadata["interaction"] = interaction
+        if call_ended_at is not None:
+            metadata["call_ended_at"] = call_ended_at.isoformat()
+            metadata["call_seconds"] = max(0, int((call_ended_at - sent_at).total_seconds()))
+
+        reference = json_dict(raw.get("reference"))
+        reply_to = ""
+        if reference:
+            metadata["reference"] = {
+                key: json_id(value) or None for key, value in reference.items()
+            }
+            parent = json_id(reference.get("messageId"))
+            channel = json_id(reference.get("channelId"))
+            same_chat = not channel or channel == self.chat.external_id
+            if kind == "text" and parent and same_chat and parent != message_id:
+                reply_to = parent
+            if message_type == "ThreadCreated" and channel:
+                metadata["thread_id"] = channel
+
+        text = json_text(raw.get("content"))
+        if kind == "service" and not text.strip():
+            text = _service_text(message_type, mentions)
+
+        attachments = tuple(
+            self.attachment(attachment, position)
+            for position, attachment in enumerate(json_list(raw.get("attachments")))
+            if isinstance(attachment, dict)
+        )
+        message = MessageRecord(
+            chat_external_id=self.chat.external_id,
+            external_id=message_id,
+            sent_at=sent_at,
+            text=text,
+            sender_external_id=sender.external_id if sender else None,
+            kind=kind,
+            reply_to_external_id=reply_to,
+            edited_at=edited_at,
+            raw_json=json.dumps(raw, ensure_ascii=False, separators=(",", ":")),
+            metadata=metadata,
+            attachments=attachments,
+        )
+        return ImportItem(chat=self.chat, message=message, identities=tuple(identities.values()))
+
+    def attachment(self, raw: dict[str, Any], position: int) -> AttachmentRecord:
+        url = json_text(raw.get("url")).strip()
+        name = json_text(raw.get("fileName")) or url.replace("\\", "/").rsplit("/", 1)[-1]
+        size = raw.get("fileSizeBytes")
+        metadata: dict[str, Any] = {}
+        content = None
+        if _is_remote(url):
+            metadata["url"] = url  # kept, never fetched
+        elif url:
+            metadata["path"] = url
+            found = safe_member(self.folder, url)
+            if found is None and "%" in url:
+                found = safe_member(self.folder, unquote(url))
+            if found is not None:
+                content = file_opener(found)
+            elif _escapes(self.folder, url):
+                metadata["path_refused"] = True
+                self.skipped["attachment path outside the export refused"] += 1
+            else:
+                metadata["file_missing"] = True
+                self.skipped["attachment file missing from the export"] += 1
+        return AttachmentRecord(
+            external_id=json_id(raw.get("id")) or f"#{position}",
+            file_name=name,
+            mime_type=mimetypes.guess_type(name)[0] or "",
+            size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+            metadata=metadata,
+            content=content,
+        )
+
+
+class DiscordReader:
+    format: ClassVar[str] = "discord"
+    label: ClassVar[str] = "DiscordChatExporter JSON export"
+
+    def detect(self, path: Path) -> bool:
+        if not path.is_file():
+            return False
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+                if not head.startswith(b"{"):
+                    return False
+                handle.seek(0)
+                header = _read_header(handle, limit=DETECT_EVENTS)
+        except (OSError, *_PARSE_ERRORS):
+            return False
+        return (
+            header.messages
+            and isinstance(header.values.get("guild"), dict)
+            and isinstance(header.values.get("channel"), dict)
+        )
+
+    def open(self, path: Path, options: ReadOptions) -> ExportStream:
+        try:
+            with path.open("rb") as handle:
+                header = _read_header(handle)
+                values = header.values
+                if header.messages and not isinstance(values.get("channel"), dict):
+                    # Not where real files have it: look behind the messages.
+                    handle.seek(0)
+                    values = {**_read_all_top_level(handle), **values}
+        except _PARSE_ERRORS as exc:
+            raise FormatError(path, "before the messages", _problem(exc)) from exc
+        if not header.messages:
+            raise FormatError(path, "top level", 'no "messages" array')
+        chat = _chat(path, values)
+        count = values.get("messageCount")
+        total = count if isinstance(count, int) else _tail_message_count(path)
+        stream = ExportStream(
+            format=self.format,
+            account=export_account("discord", options),
+            items=iter(()),
+            total=total,
+        )
+        stream.items = _Reader(path, chat, stream.skipped).items()
+        return stream
+
+
+READER = DiscordReader()

@@ -1,0 +1,163 @@
+"""archive.gateway.api"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from ninja import Header, Router
+
+from archive.gateway.jobs import send_deliver as send_deliver_job
+from archive.gateway.models import SendAttempt, SendOutcome
+from archive.gateway.schemas import (
+    ChangeOut,
+    ChangesOut,
+    MarkReadIn,
+    MarkReadOut,
+    SendIn,
+    SendOut,
+    UnreadOut,
+)
+from archive.gateway.selectors import changes_page, first_unread_id, unread_page
+from archive.gateway.services.agents import mark_read
+from archive.gateway.services.idempotency import idempotent, key_clean
+from archive.gateway.services.sends import SendRefused, send_get, send_request
+from archive.store.models import Message
+from archive.store.schemas import message_out
+from archive.store.selectors import messages_full
+from archive.web.api import agent_only, answers, caller_agent, requires, scope
+from wirecat.errors import NotFound
+
+router = Router(tags=["messages"])
+
+
+@router.get(
+    "/messages/unread",
+    response=answers(UnreadOut),
+    summary="This agent's unread inbound messages, oldest first",
+    **scope("messages.read"),
+)
+@requires("messages.read")
+def unread(request: HttpRequest, cursor: str | None = None, limit: int = 50) -> UnreadOut:
+    """Read state is the calling agent's own: never shared with other agents, never sent to
+    any messenger. An agent starts with the history before its creation (or before its
+    `since`) counted as read."""
+    agent = agent_only(request, "unread")
+    page = unread_page(agent=agent, cursor=cursor, limit=limit)
+    messages = messages_full([m.pk for m in page.messages])
+    return UnreadOut(messages=[message_out(m) for m in messages], next_cursor=page.next_cursor)
+
+
+@router.post(
+    "/messages/mark_read",
+    response=answers(MarkReadOut),
+    summary="Mark messages read for this agent: by ids, up to one, or a whole chat",
+    **scope("messages.read"),
+)
+@requires("messages.read")
+def mark_read_view(request: HttpRequest, body: MarkReadIn) -> MarkReadOut:
+    agent = agent_only(request, "mark_read")
+    marked = mark_read(agent=agent, ids=body.ids, up_to=body.up_to, chat_id=body.chat_id)
+    agent.refresh_from_db(fields=["read_through"])
+    first = first_unread_id(agent)
+    public = None
+    if first is not None:
+        public = Message.objects.filter(pk=first).values_list("public_id", flat=True).first()
+    return MarkReadOut(marked=marked, unread_first=public)
+
+
+@router.get(
+    "/changes",
+    response=answers(ChangesOut),
+    summary="What changed, in order, after a cursor (for agents that poll)",
+    **scope("messages.read"),
+)
+@requires("messages.read")
+def changes(request: HttpRequest, cursor: str | None = None, limit: int = 100) -> ChangesOut:
+    page = changes_page(cursor=cursor, limit=limit)
+    return ChangesOut(
+        changes=[
+            ChangeOut(
+                seq=c.pk,
+                kind=c.kind,
+                at=c.at,
+                message=page.public_ids.get(c.message_pk or 0),
+                chat_id=c.chat_pk,
+                tag=c.tag or None,
+                target_kind=c.target_kind or None,
+                target_id=c.target_id,
+            )
+            for c in page.changes
+        ],
+        cursor=page.cursor,
+    )
+
+
+def send_out(attempt: SendAttempt) -> SendOut:
+    return SendOut(
+        send_id=attempt.public_id,
+        status=attempt.outcome,
+        message_id=attempt.message.public_id if attempt.message else None,
+        rule=attempt.rule or None,
+        error=attempt.error or None,
+        at=attempt.at,
+    )
+
+
+@router.post(
+    "/messages/send",
+    response=answers(SendOut, 202),
+    summary="Send a message through the guard (needs an Idempotency-Key header)",
+    **scope("messages.send"),
+)
+@requires("messages.send")
+def send(
+    request: HttpRequest,
+    body: SendIn,
+    idempotency_key: str | None = Header(
+        None, alias="Idempotency-Key", description="any unique string per send, reused on retry"
+    ),
+) -> HttpResponse:
+    """The first answer to an `Idempotency-Key` is kept for 24 hours: a retry with the same
+    key and body gets it again (and `Idempotent-Replayed: true`) and sends nothing; the same
+    key with another body is 409. The guard refuses with 403 naming its rule."""
+    agent = caller_agent(request)
+    key = key_clean(idempotency_key)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        try:
+            attempt = send_request(
+                agent=agent,
+                account_id=body.account_id,
+                chat_id=body.chat_id,
+                text=body.text,
+                reply_to=body.reply_to,
+            )
+        except SendRefused as exc:
+            refusal = {"error": "Forbidden", "detail": str(exc), "send_id": exc.send_id}
+            return 403, {**refusal, "rule": exc.rule}
+        if attempt.outcome == SendOutcome.QUEUED:
+            send_deliver_job.delay_on_commit(attempt.pk)
+        return 202, json.loads(send_out(attempt).model_dump_json())
+
+    status, answer, replayed = idempotent(agent=agent, key=key, body=request.body, run=run)
+    response = HttpResponse(json.dumps(answer), status=status, content_type="application/json")
+    if replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response
+
+
+@router.get(
+    "/sends/{send_id}",
+    response=answers(SendOut),
+    summary="What became of a send",
+    **scope("messages.send"),
+)
+@requires("messages.send")
+def send_status(request: HttpRequest, send_id: str) -> SendOut:
+    attempt = send_get(send_id=send_id)
+    agent = caller_agent(request)
+    if agent is not None and attempt.agent_id != agent.pk:
+        raise NotFound(f"send {send_id[:40]!r} does not exist")  # another agent's
+    return send_out(attempt)

@@ -1,0 +1,30 @@
+"""archive.gateway.jobs"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+from archive.gateway.services.sends import send_deliver as send_deliver_service
+from archive.gateway.services.webhooks import deliver_due
+from wirecat.errors import NotFound
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(name="archive.jobs.send_deliver", ignore_result=True, acks_late=True)
+def send_deliver(attempt_id: int) -> str:
+    """Hand one allowed send to its connector. Redelivered, a send already out stays out."""
+    try:
+        attempt = send_deliver_service(attempt_id=attempt_id)
+    except NotFound:
+        log.info("send %s is gone; skipped", attempt_id)
+        return "gone"
+    return f"{attempt.public_id} {attempt.outcome}"
+
+
+@shared_task(name="archive.jobs.webhooks_deliver", ignore_result=True)
+def webhooks_deliver() -> str:
+    """Every few seconds (beat): POST the webhook deliveries that are due."""
+    return f"webhooks: {deliver_due()} attempted"

@@ -1,0 +1,224 @@
+"""archive.gateway.views"""
+
+from __future__ import annotations
+
+from django.contrib import messages as flash
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.html import escape
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from archive.gateway.jobs import send_deliver as send_deliver_job
+from archive.gateway.models import WEBHOOK_EVENTS, Agent, SendAttempt, SendOutcome, WebhookEndpoint
+from archive.gateway.services.agents import (
+    SCOPES,
+    Issued,
+    agent_create,
+    agent_revoke,
+    agent_rotate,
+    agent_update,
+    since_clean,
+)
+from archive.gateway.services.sends import gateway_settings, send_approve, send_reject
+from archive.gateway.services.webhooks import (
+    delivery_replay,
+    endpoint_create,
+    endpoint_delete,
+    endpoint_get,
+    endpoint_set_active,
+)
+from archive.web.pages import HtmxHttpRequest, error_page
+from wirecat.errors import Conflict, Invalid, NotFound
+
+# --- agents -------------------------------------------------------------------------------
+
+
+def _agents_page(
+    request: HttpRequest, issued: Issued | None = None, status: int = 200
+) -> HttpResponse:
+    response = render(
+        request,
+        "archive/agents.html",
+        {
+            "agents": Agent.objects.all(),
+            "scopes": SCOPES.items(),
+            "issued": issued,
+            "error": getattr(request, "_agent_error", ""),
+        },
+        status=status,
+    )
+    if issued is not None:  # the token is in this answer only: never cache it
+        response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def agents(request: HttpRequest) -> HttpResponse:
+    """The owner's agents; making one shows its token once, on this answer only."""
+    if request.method == "POST":
+        try:
+            issued = agent_create(
+                name=request.POST.get("name", ""),
+                scopes=request.POST.getlist("scopes"),
+                since=since_clean(request.POST.get("since")),
+            )
+        except (Invalid, Conflict) as exc:
+            request._agent_error = str(exc)  # type: ignore[attr-defined]
+            return _agents_page(request, status=422)
+        return _agents_page(request, issued)
+    return _agents_page(request)
+
+
+@require_POST
+def agent_edit_view(request: HttpRequest, public_id: str) -> HttpResponse:
+    """Rotate (a new token, shown once), revoke, or change scopes."""
+    action = request.POST.get("action", "")
+    try:
+        if action == "rotate":
+            return _agents_page(request, agent_rotate(public_id=public_id))
+        if action == "revoke":
+            agent = agent_revoke(public_id=public_id)
+            flash.success(request, f"Revoked “{agent.name}”: its token no longer works.")
+        elif action == "scopes":
+            agent = agent_update(public_id=public_id, scopes=request.POST.getlist("scopes"))
+            flash.success(request, f"Scopes of “{agent.name}” saved.")
+        else:
+            raise Invalid("action: rotate, revoke or scopes")
+    except NotFound as exc:
+        return error_page(request, exc)
+    except Invalid as exc:
+        flash.error(request, str(exc))
+    return redirect("archive:agents")
+
+
+# --- sends --------------------------------------------------------------------------------
+
+
+@require_GET
+def sends_page(request: HttpRequest) -> HttpResponse:
+    """Sends awaiting the owner (with their text), the read-only lock, the journal."""
+    awaiting = (
+        SendAttempt.objects.filter(outcome=SendOutcome.AWAITING)
+        .select_related("agent", "account", "chat", "message")
+        .order_by("at", "id")
+    )
+    journal = SendAttempt.objects.select_related("agent", "account", "chat")[:50]
+    return render(
+        request,
+        "archive/sends.html",
+        {"awaiting": awaiting, "journal": journal, "settings": gateway_settings()},
+    )
+
+
+@require_POST
+def send_decide_view(request: HtmxHttpRequest, send_id: str) -> HttpResponse:
+    decision = request.POST.get("decision", "")
+    try:
+        if decision == "approve":
+            attempt = send_approve(send_id=send_id)
+            send_deliver_job.delay_on_commit(attempt.pk)
+        elif decision == "refuse":
+            attempt = send_reject(send_id=send_id)
+        else:
+            raise Invalid("decision: approve or refuse")
+    except NotFound as exc:
+        return error_page(request, exc)
+    except (Conflict, Invalid) as exc:
+        if request.htmx:
+            return HttpResponse(f'<p class="error" role="alert">{escape(str(exc))}</p>', status=422)
+        flash.error(request, str(exc))
+        return redirect("archive:sends")
+    if request.htmx:
+        return render(request, "archive/sends.html#decided", {"attempt": attempt})
+    flash.success(request, f"Send {attempt.public_id}: {attempt.get_outcome_display().lower()}.")
+    return redirect("archive:sends")
+
+
+@require_POST
+def gateway_lock_view(request: HttpRequest) -> HttpResponse:
+    settings_row = gateway_settings()
+    settings_row.read_only = request.POST.get("read_only") == "1"
+    settings_row.save(update_fields=["read_only"])
+    state = "on: every send is refused" if settings_row.read_only else "off"
+    flash.success(request, f"Read-only lock {state}.")
+    return redirect("archive:sends")
+
+
+# --- webhooks -----------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+def webhooks(request: HttpRequest) -> HttpResponse:
+    """Endpoints and their recent deliveries; a new endpoint's secret is shown once."""
+    made: WebhookEndpoint | None = None
+    error = ""
+    if request.method == "POST":
+        try:
+            made = endpoint_create(
+                url=request.POST.get("url", ""),
+                events=request.POST.getlist("events"),
+                secret=request.POST.get("secret", ""),
+            )
+        except Invalid as exc:
+            error = str(exc)
+    response = render(
+        request,
+        "archive/webhooks.html",
+        {
+            "endpoints": WebhookEndpoint.objects.all(),
+            "events": WEBHOOK_EVENTS,
+            "made": made,
+            "error": error,
+            "settings": gateway_settings(),
+        },
+        status=422 if error else 200,
+    )
+    if made is not None:
+        response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def webhook_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+    try:
+        endpoint = endpoint_get(endpoint_id=endpoint_id)
+        if request.method == "POST":
+            action = request.POST.get("action", "")
+            if action == "replay":
+                raw = request.POST.get("delivery", "")
+                if not raw.isdigit() or len(raw) > 18:
+                    raise Invalid("delivery: not an id")
+                delivery_replay(endpoint_id=endpoint_id, delivery_id=int(raw))
+                flash.success(request, f"Delivery {raw} will be sent again.")
+            elif action in ("pause", "resume"):
+                endpoint_set_active(endpoint_id=endpoint_id, active=action == "resume")
+                flash.success(request, f"Endpoint {'resumed' if action == 'resume' else 'paused'}.")
+            elif action == "delete":
+                endpoint_delete(endpoint_id=endpoint_id)
+                flash.success(request, "Endpoint deleted with its deliveries.")
+                return redirect("archive:webhooks")
+            else:
+                raise Invalid("action: replay, pause, resume or delete")
+            return redirect("archive:webhook", endpoint_id=endpoint_id)
+    except NotFound as exc:
+        return error_page(request, exc)
+    except Invalid as exc:
+        flash.error(request, str(exc))
+        return redirect("archive:webhook", endpoint_id=endpoint_id)
+    deliveries = Paginator(endpoint.deliveries.all(), 50).get_page(request.GET.get("page"))
+    return render(request, "archive/webhook.html", {"endpoint": endpoint, "deliveries": deliveries})
+
+
+@require_POST
+def webhooks_private_view(request: HttpRequest) -> HttpResponse:
+    row = gateway_settings()
+    row.webhooks_allow_private = request.POST.get("allow") == "1"
+    row.save(update_fields=["webhooks_allow_private"])
+    flash.success(
+        request,
+        "Private addresses allowed."
+        if row.webhooks_allow_private
+        else "Private addresses refused.",
+    )
+    return redirect("archive:webhooks")

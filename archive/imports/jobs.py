@@ -1,0 +1,26 @@
+"""archive.imports.jobs"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+from archive.imports.services import import_run as import_run_service
+from wirecat.errors import Conflict, NotFound
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(name="archive.jobs.import_run", ignore_result=True, acks_late=True)
+def import_run(job_id: int) -> str:
+    """Run one ImportJob. Redelivered after a worker crash, it resumes from the last batch."""
+    try:
+        job = import_run_service(job_id=job_id)
+    except NotFound:
+        log.info("import job %s is gone; skipped", job_id)
+        return "gone"
+    except Conflict as exc:
+        log.info("%s", exc)
+        return "already running"
+    return f"{job.public_id} {job.status}"

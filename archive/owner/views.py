@@ -1,0 +1,62 @@
+"""archive.owner.views"""
+
+from __future__ import annotations
+
+from django.contrib import messages as flash
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods
+
+from archive.imports.selectors import import_list
+from archive.owner.forms import SetPasswordForm
+from archive.owner.selectors import store_counts, worker_status
+from archive.owner.services import login_code_check, owner_set_password
+from archive.store.selectors import (
+    recent_messages,
+)
+from tasks.services import counts_due
+from wirecat.errors import Invalid, NotFound
+
+
+@require_GET
+def dashboard(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "archive/dashboard.html",
+        {
+            "counts": store_counts(),
+            "worker": worker_status(),
+            "recent": recent_messages(),
+            "imports": import_list(limit=5),
+            "tasks_due": counts_due(),
+        },
+    )
+
+
+@login_not_required
+@never_cache
+@require_http_methods(["GET", "POST"])
+def login_with_code(request: HttpRequest, code: str) -> HttpResponse:
+    """The one-time link: the owner sets a password and is signed in."""
+    try:
+        login_code_check(code=code)
+    except NotFound as exc:
+        return render(request, "registration/login_code.html", {"invalid": str(exc)}, status=404)
+    form = SetPasswordForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            owner = owner_set_password(code=code, password=form.cleaned_data["password1"])
+        except Invalid as exc:
+            form.add_error("password1", str(exc))
+        except NotFound as exc:
+            return render(
+                request, "registration/login_code.html", {"invalid": str(exc)}, status=404
+            )
+        else:
+            login(request, owner, backend="django.contrib.auth.backends.ModelBackend")
+            flash.success(request, "Your password is set. Welcome to WireCat.")
+            return redirect("archive:dashboard")
+    return render(request, "registration/login_code.html", {"form": form})

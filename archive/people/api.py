@@ -1,0 +1,169 @@
+"""archive.people.api"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import Router
+
+from archive.people.schemas import (
+    ChatCountOut,
+    IdentityCountOut,
+    IdentityIn,
+    IdentityOut,
+    PersonDetailOut,
+    PersonIn,
+    PersonOut,
+    SuggestionIn,
+    SuggestionOut,
+)
+from archive.people.selectors import PEOPLE_SORTS, people_list, person_page, suggestions
+from archive.people.services import identity_link, identity_unlink, person_create, suggestion_accept
+from archive.store.models import Identity
+from archive.tags.schemas import tag_out
+from archive.web.api import answers, requires, scope, window
+from wirecat.errors import Invalid, NotFound
+
+router = Router(tags=["archive"])
+
+
+# --- people -------------------------------------------------------------------------------
+
+
+def _identity_out(identity: Identity) -> IdentityOut:
+    return IdentityOut(
+        id=identity.pk,
+        provider=identity.provider,
+        external_id=identity.external_id,
+        display_name=identity.display_name,
+        handle=identity.handle,
+        phone=identity.phone,
+        email=identity.email,
+        person_id=identity.person_id,
+    )
+
+
+def _person_detail(person_id: int) -> PersonDetailOut:
+    page = person_page(person_id=person_id, latest=0)
+    return PersonDetailOut(
+        id=page.person.pk,
+        name=page.person.name,
+        identities=[
+            IdentityCountOut(
+                identity=_identity_out(row.identity), messages=row.messages, last_at=row.last_at
+            )
+            for row in page.identities
+        ],
+        chats=[
+            ChatCountOut(
+                chat_id=row.chat.pk,
+                title=row.chat.title or row.chat.external_id,
+                source=row.chat.account.provider,
+                messages=row.messages,
+                last_at=row.last_at,
+            )
+            for row in page.chats
+        ],
+        tags=[tag_out(tag) for tag in page.tags],
+        messages=page.messages,
+    )
+
+
+@router.get(
+    "/people",
+    response=answers(list[PersonOut]),
+    summary="People, by last activity or name",
+    **scope("messages.read"),
+)
+@requires("messages.read")
+def people_index(
+    request: HttpRequest, q: str = "", sort: str = "recent", limit: int = 50, offset: int = 0
+) -> list[PersonOut]:
+    """`q` finds a person by name or by any identity's name, handle, phone or e-mail."""
+    if sort not in PEOPLE_SORTS:
+        raise Invalid(f"sort: one of {', '.join(PEOPLE_SORTS)}")
+    page = window(limit, offset, 200)
+    rows = people_list(q=q[:200], sort=sort)[page]
+    return [
+        PersonOut(
+            id=p.pk,
+            name=p.name,
+            identity_count=getattr(p, "identity_count", 0),
+            last_at=getattr(p, "last_at", None),
+        )
+        for p in rows
+    ]
+
+
+@router.post(
+    "/people",
+    response=answers(PersonDetailOut),
+    summary="Make a person from identities",
+    **scope("people.write"),
+)
+@requires("people.write")
+def people_create(request: HttpRequest, body: PersonIn) -> PersonDetailOut:
+    person = person_create(name=body.name, identity_ids=body.identity_ids)
+    return _person_detail(person.pk)
+
+
+@router.get(
+    "/people/suggestions",
+    response=answers(list[SuggestionOut]),
+    summary="Identities that share a phone number or e-mail address across providers",
+    **scope("messages.read"),
+)
+@requires("messages.read")
+def people_suggestions(request: HttpRequest) -> list[SuggestionOut]:
+    return [
+        SuggestionOut(key=s.key, identities=[_identity_out(i) for i in s.identities])
+        for s in suggestions()
+    ]
+
+
+@router.post(
+    "/people/suggestions/accept",
+    response=answers(PersonDetailOut),
+    summary="Link identities that share a phone or e-mail as one person",
+    **scope("people.write"),
+)
+@requires("people.write")
+def people_suggestion_accept(request: HttpRequest, body: SuggestionIn) -> PersonDetailOut:
+    return _person_detail(suggestion_accept(identity_ids=body.identity_ids).pk)
+
+
+@router.get(
+    "/people/{person_id}",
+    response=answers(PersonDetailOut),
+    summary="A person, all identities",
+    **scope("messages.read"),
+)
+@requires("messages.read")
+def people_show(request: HttpRequest, person_id: int) -> PersonDetailOut:
+    return _person_detail(person_id)
+
+
+@router.post(
+    "/people/{person_id}/link",
+    response=answers(PersonDetailOut),
+    summary="Link an identity",
+    **scope("people.write"),
+)
+@requires("people.write")
+def people_link(request: HttpRequest, person_id: int, body: IdentityIn) -> PersonDetailOut:
+    identity_link(identity_id=body.identity_id, person_id=person_id)
+    return _person_detail(person_id)
+
+
+@router.post(
+    "/people/{person_id}/unlink",
+    response=answers(PersonDetailOut),
+    summary="Unlink an identity",
+    **scope("people.write"),
+)
+@requires("people.write")
+def people_unlink(request: HttpRequest, person_id: int, body: IdentityIn) -> PersonDetailOut:
+    identity = Identity.objects.filter(pk=body.identity_id).first()
+    if identity is None or identity.person_id != person_id:
+        raise NotFound(f"identity {body.identity_id} is not linked to person {person_id}")
+    identity_unlink(identity_id=body.identity_id)
+    return _person_detail(person_id)

@@ -1,0 +1,77 @@
+"""archive.search.api"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import Router
+
+from archive.search.facets import FacetValue
+from archive.search.schemas import FacetsOut, FacetValueOut, SearchHitOut, SearchOut, SnippetPart
+from archive.search.selectors import message_search
+from archive.search.services.searches import search_record
+from archive.web.api import answers, requires, scope
+
+router = Router(tags=["archive"])
+
+
+@router.get(
+    "/search/messages",
+    response=answers(SearchOut),
+    summary="Search messages with the query language (the page's search)",
+    **scope("messages.read"),
+)
+@requires("messages.read")
+def search_messages(
+    request: HttpRequest,
+    q: str = "",
+    sort: str = "relevance",
+    cursor: str | None = None,
+    limit: int = 20,
+    facets: bool = False,
+) -> SearchOut:
+    """`q` uses the query language (words, "phrases", prefix*, *infix*, -not, OR,
+    parentheses, from:, in:, source:, before:, after:, on:, has:, is:, exact:, filename:,
+    tag:).
+    `facets=true` adds counts per chat, sender, source and year, each with the operator
+    that narrows the query to it. A syntax error answers 422 with the problem and its
+    `position`."""
+    page = message_search(query=q, sort=sort, cursor=cursor, limit=limit, facets=facets)
+    if cursor is None:
+        search_record(query=q, sort=sort)
+
+    def values(found: list[FacetValue]) -> list[FacetValueOut]:
+        return [FacetValueOut(label=v.label, count=v.count, operator=v.operator) for v in found]
+
+    return SearchOut(
+        query=page.query,
+        sort=page.sort,
+        parsed=page.parsed,
+        hits=[
+            SearchHitOut(
+                id=hit.message.public_id,
+                chat_id=hit.message.chat_id,
+                chat_title=hit.message.chat.title or hit.message.chat.external_id,
+                source=hit.message.chat.account.provider,
+                sender=str(hit.message.sender) if hit.message.sender else None,
+                direction=hit.message.direction,
+                sent_at=hit.message.sent_at,
+                deleted=hit.message.deleted_at is not None,
+                text=hit.message.text,
+                snippet=[SnippetPart(text=part.text, hit=part.hit) for part in hit.snippet],
+                score=hit.score,
+                tagged=list(hit.tagged),
+            )
+            for hit in page.hits
+        ],
+        next_cursor=page.next_cursor,
+        facets=FacetsOut(
+            chat=values(page.facets.chat),
+            sender=values(page.facets.sender),
+            source=values(page.facets.source),
+            year=values(page.facets.year),
+            sampled=page.facets.sampled,
+        )
+        if page.facets
+        else None,
+        suggestion=page.suggestion,
+    )

@@ -1,0 +1,375 @@
+"""Compiling a parsed query to SQL over `archive_message AS m`.
+
+User text never reaches MATCH as syntax: every term becomes one FTS5 string literal (double
+quotes doubled), bound as a parameter. Words, phrases and prefixes go to the words index
+(`message_fts`); infixes and terms holding punctuation to the trigram index
+(`message_trigram`), or, shorter than a trigram, to a bounded LIKE. Each term is one
+`m.id IN (SELECT rowid …)` set, so a search reads each index once, never once per message.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TypeGuard
+
+from archive.search.analyzer import Analyzer
+from archive.search.parser import Filter, Group, Node, Term
+from wirecat.db.values import db_time
+
+_AGE = re.compile(r"^(\d+)([dwmy])$")
+
+
+def fts_string(text: str) -> str:
+    """An FTS5 string literal: the text between double quotes, its own quotes doubled."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def like_pattern(text: str) -> str:
+    """`%text%` for LIKE … ESCAPE '\\', the text's own wildcards escaped."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+@dataclass
+class Compiled:
+    where: str
+    params: list[str]
+    # The words-index MATCH for ranking (the query's positive words), when there is one.
+    rank_match: str | None = None
+    # Regular expressions (case-insensitive) marking the positive terms in snippets.
+    highlights: list[str] = field(default_factory=list)
+    include_deleted: bool = False
+    # How a relevance search may draw its candidates index-first, newest window by window
+    # (None: the query's shape needs the whole WHERE at once).
+    plan: Plan | None = None
+
+
+@dataclass
+class Plan:
+    """A query split for a windowed search: index MATCHes whose union holds every match
+    (candidates come from them newest rowid first), the filters an index can narrow the
+    scan with, and what else a candidate must satisfy (SQL over `m`)."""
+
+    words: str | None = None  # words-index MATCH, scored by bm25
+    stems: str | None = None  # stems-index MATCH: the candidates matched by stem
+    stems_also: str | None = None  # words-index MATCH stem candidates must also satisfy
+    trigram: str | None = None  # trigram MATCH (unscored), when the query has no words
+    scope: str = ""  # index-driven filters over m ("" when none)
+    scope_params: list[str] = field(default_factory=list)
+    rest: str = "1"  # everything else, over m
+    rest_params: list[str] = field(default_factory=list)
+
+
+def compile_query(
+    node: Node | None, now: datetime | None = None, analyzer: Analyzer | None = None
+) -> Compiled:
+    """SQL for `node` (None: every message). With an analyzer, a word (not `exact:`) also
+    matches its stems in the stems index."""
+    compiler = _Compiler(now or datetime.now(UTC), analyzer)
+    if node is None:
+        return Compiled("1", [])
+    where = compiler.node(node)
+    return Compiled(
+        where,
+        compiler.params,
+        rank_match=_rank_match(node),
+        highlights=compiler.highlights,
+        include_deleted=_asks_for_deleted(node),
+        plan=_plan(node, compiler.now, analyzer),
+    )
+
+
+def _asks_for_deleted(node: Node) -> bool:
+    if isinstance(node, Filter):
+        return node.name == "is" and node.value == "deleted" and not node.negated
+    if isinstance(node, Group):
+        return not node.negated and any(_asks_for_deleted(item) for item in node.items)
+    return False
+
+
+def _word_match(term: Term) -> str | None:
+    if term.negated or term.kind not in ("word", "phrase", "prefix"):
+        return None
+    return fts_string(term.text) + ("*" if term.kind == "prefix" else "")
+
+
+def _rank_match(node: Node) -> str | None:
+    """What bm25 ranks by: the positive words of a top-level AND, or of a word-only OR."""
+    if isinstance(node, Term):
+        return _word_match(node)
+    if isinstance(node, Group) and not node.negated:
+        parts = [_word_match(item) if isinstance(item, Term) else None for item in node.items]
+        if node.op == "and":
+            found = [part for part in parts if part]
+            return " AND ".join(found) if found else None
+        if all(parts):
+            return " OR ".join(part for part in parts if part)
+    return None
+
+
+_WORD_KINDS = ("word", "phrase", "prefix")
+# Filters an index answers (sender, chat, account, time): a narrow one can bound the scan.
+_SCOPE_FILTERS = ("from", "chat", "source", "before", "after", "on")
+
+
+def _stem_alternatives(term: Term, analyzer: Analyzer | None) -> str | None:
+    """`"stem1" OR "stem2"` for a plain word the analyzer stems, else None."""
+    if term.kind != "word" or term.exact or analyzer is None:
+        return None
+    stems = analyzer.word_stems(term.text)
+    return " OR ".join(fts_string(stem) for stem in stems) if stems else None
+
+
+def _is_gram(node: Node) -> TypeGuard[Term]:
+    return (
+        isinstance(node, Term)
+        and not node.negated
+        and node.kind in ("infix", "substring")
+        and len(node.text) >= 3
+    )
+
+
+def _plan(node: Node, now: datetime, analyzer: Analyzer | None) -> Plan | None:
+    """The windowed form of `node`, when its shape has one: a positive AND whose parts
+    include words (or, lacking words, trigram terms), or a positive OR of words only.
+
+    Why the union is complete: a stemmed message holds the stem of every word it holds, so
+    for words the stems index alone finds every match; the words index adds exact hits
+    (and ranks them) and covers messages the stems queue has not reached yet."""
+    if node.negated:
+        return None
+    if isinstance(node, Group) and node.op == "or":
+        items = node.items
+        if all(
+            isinstance(item, Term) and not item.negated and item.kind in _WORD_KINDS
+            for item in items
+        ):
+            terms = [item for item in items if isinstance(item, Term)]
+            stems = [_stem_alternatives(term, analyzer) for term in terms]
+            return Plan(
+                words=" OR ".join(str(_word_match(term)) for term in terms),
+                stems=" OR ".join(f"({alt})" for alt in stems if alt) or None,
+            )
+        if all(_is_gram(item) for item in items):
+            return Plan(
+                trigram=" OR ".join(fts_string(item.text) for item in items if _is_gram(item))
+            )
+        return None
+    items = node.items if isinstance(node, Group) else (node,)
+    words = [
+        item
+        for item in items
+        if isinstance(item, Term) and not item.negated and item.kind in _WORD_KINDS
+    ]
+    grams = [item for item in items if _is_gram(item)] if not words else []
+    if not words and not grams:
+        return None
+    scope = [
+        item
+        for item in items
+        if isinstance(item, Filter)
+        and not item.negated
+        and item.name in _SCOPE_FILTERS
+        and not (item.name == "from" and item.value.lower() in ("me", "myself"))
+    ]
+    rest = [item for item in items if item not in words and item not in grams and item not in scope]
+    plan = Plan()
+    if words:
+        plan.words = " AND ".join(str(_word_match(term)) for term in words)
+        alternatives = {term: _stem_alternatives(term, analyzer) for term in words}
+        stemmed = [f"({alt})" for alt in alternatives.values() if alt]
+        if stemmed:
+            plan.stems = " AND ".join(stemmed)
+            unstemmed = [str(_word_match(term)) for term, alt in alternatives.items() if not alt]
+            plan.stems_also = " AND ".join(unstemmed) or None
+    else:
+        plan.trigram = " AND ".join(fts_string(term.text) for term in grams)
+    if scope:
+        compiler = _Compiler(now, analyzer)
+        plan.scope = " AND ".join(compiler.node(item) for item in scope)
+        plan.scope_params = compiler.params
+    if rest:
+        compiler = _Compiler(now, analyzer)
+        plan.rest = " AND ".join(compiler.node(item) for item in rest)
+        plan.rest_params = compiler.params
+    return plan
+
+
+class _Compiler:
+    def __init__(self, now: datetime, analyzer: Analyzer | None) -> None:
+        self.now = now
+        self.analyzer = analyzer
+        self.params: list[str] = []
+        self.highlights: list[str] = []
+
+    def node(self, node: Node) -> str:
+        if isinstance(node, Group):
+            joiner = " AND " if node.op == "and" else " OR "
+            sql = "(" + joiner.join(self.node(item) for item in node.items) + ")"
+        elif isinstance(node, Term):
+            sql = self.term(node)
+        else:
+            sql = self.filter(node)
+        return f"NOT {sql}" if node.negated else sql
+
+    def term(self, term: Term) -> str:
+        if not term.negated:
+            self.highlights.append(_highlight(term))
+        if term.kind in ("word", "phrase", "prefix"):
+            match = fts_string(term.text) + ("*" if term.kind == "prefix" else "")
+            self.params.append(match)
+            words = "m.id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH %s)"
+            stems = self.analyzer.word_stems(term.text) if self.analyzer else ()
+            if term.kind != "word" or term.exact or not stems:
+                return words
+            self.params.append(" OR ".join(fts_string(stem) for stem in stems))
+            if not term.negated:
+                self.highlights.extend(
+                    rf"\b{re.escape(stem)}\w*" for stem in stems if stem != term.text.lower()
+                )
+            return (
+                f"({words} OR m.id IN (SELECT rowid FROM message_stems"
+                " WHERE message_stems MATCH %s))"
+            )
+        # infix and substring: the trigram index needs three characters
+        if len(term.text) >= 3:
+            self.params.append(fts_string(term.text))
+            return "m.id IN (SELECT rowid FROM message_trigram WHERE message_trigram MATCH %s)"
+        self.params.append(like_pattern(term.text))
+        return "(m.text LIKE %s ESCAPE '\\')"
+
+    def filter(self, node: Filter) -> str:
+        value = node.value
+        if node.name == "from":
+            if value.lower() in ("me", "myself"):
+                return "(m.direction = 'out')"
+            self.params.extend([value, value, value, value, value, value])
+            return (
+                "(m.sender_id IN (SELECT i.id FROM archive_identity AS i WHERE"
+                " i.display_name = %s COLLATE NOCASE OR i.handle = %s COLLATE NOCASE"
+                " OR i.external_id = %s OR i.phone = %s OR i.email = %s COLLATE NOCASE"
+                " OR i.person_id IN (SELECT p.id FROM archive_person AS p"
+                " WHERE p.name = %s COLLATE NOCASE)))"
+            )
+        if node.name == "chat":
+            self.params.extend([like_pattern(value), value])
+            return (
+                "(m.chat_id IN (SELECT c.id FROM archive_chat AS c WHERE"
+                " c.title LIKE %s ESCAPE '\\' OR c.external_id = %s))"
+            )
+        if node.name == "source":
+            self.params.append(value)
+            return "(m.account_id IN (SELECT a.id FROM archive_account AS a WHERE a.provider = %s))"
+        if node.name in ("before", "after", "on"):
+            start, end = self.day_range(value)
+            if node.name == "before":
+                self.params.append(db_time(start))
+                return "(m.sent_at < %s)"
+            if node.name == "after":
+                self.params.append(db_time(start))
+                return "(m.sent_at >= %s)"
+            self.params.extend([db_time(start), db_time(end)])
+            return "(m.sent_at >= %s AND m.sent_at < %s)"
+        if node.name == "has":
+            return _HAS[value]
+        if node.name == "is":
+            return _IS[value]
+        if node.name == "tag":
+            # On the message, on its chat, or on its sender's person: three probes of the
+            # taggings' (tag, kind, target) index for one tag id.
+            self.params.extend([value, value, value])
+            tag = "(SELECT t.id FROM archive_tag AS t WHERE lower(t.name) = lower(%s))"
+            tagged = (
+                "SELECT g.target_id FROM archive_tagging AS g"
+                " WHERE g.tag_id = {} AND g.target_kind = '{}'"
+            )
+            return (
+                f"(m.id IN ({tagged.format(tag, 'message')})"
+                f" OR m.chat_id IN ({tagged.format(tag, 'chat')})"
+                " OR m.sender_id IN (SELECT i.id FROM archive_identity AS i WHERE i.person_id IN"
+                f" ({tagged.format(tag, 'person')})))"
+            )
+        # filename
+        self.params.append(like_pattern(value))
+        return (
+            "EXISTS (SELECT 1 FROM archive_attachment AS f WHERE f.message_id = m.id"
+            " AND f.file_name LIKE %s ESCAPE '\\')"
+        )
+
+    def day_range(self, value: str) -> tuple[datetime, datetime]:
+        """[start, end) in UTC of a date value the parser accepted."""
+        today = self.now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        if value == "today":
+            return today, today + timedelta(days=1)
+        if value == "yesterday":
+            return today - timedelta(days=1), today
+        age = _AGE.match(value)
+        if age:
+            count, unit = int(age.group(1)), age.group(2)
+            start = _minus(self.now, count, unit)
+            return start, start + timedelta(days=1)
+        parts = [int(part) for part in value.split("-")]
+        try:
+            if len(parts) == 1:
+                return datetime(parts[0], 1, 1, tzinfo=UTC), datetime(
+                    parts[0] + 1, 1, 1, tzinfo=UTC
+                )
+            if len(parts) == 2:
+                year, month = parts
+                last = calendar.monthrange(year, month)[1]
+                start = datetime(year, month, 1, tzinfo=UTC)
+                return start, start + timedelta(days=last)
+            start = datetime(parts[0], parts[1], parts[2], tzinfo=UTC)
+            return start, start + timedelta(days=1)
+        except (ValueError, OverflowError, calendar.IllegalMonthError):
+            # A well-formed but impossible date (2024-02-31): an empty range, not an error.
+            return self.now, self.now
+
+
+def _highlight(term: Term) -> str:
+    """A regular expression marking what the term matched in a snippet."""
+    if term.kind == "word":
+        return rf"\b{re.escape(term.text)}\b"
+    if term.kind == "prefix":
+        return rf"\b{re.escape(term.text)}\w*"
+    if term.kind == "phrase":
+        return r"\b" + r"\W+".join(re.escape(word) for word in term.text.split()) + r"\b"
+    return re.escape(term.text)
+
+
+def _minus(now: datetime, count: int, unit: str) -> datetime:
+    days = {"d": 1, "w": 7, "m": 30, "y": 365}[unit] * count
+    try:
+        return now - timedelta(days=days)
+    except OverflowError:
+        return datetime(1, 1, 1, tzinfo=UTC)
+
+
+_ATTACHMENT = "EXISTS (SELECT 1 FROM archive_attachment AS f WHERE f.message_id = m.id{})"
+_HAS = {
+    "attachment": _ATTACHMENT.format(""),
+    "file": _ATTACHMENT.format(
+        " AND f.mime_type NOT LIKE 'image/%%' AND f.mime_type NOT LIKE 'audio/%%'"
+        " AND f.mime_type NOT LIKE 'video/%%'"
+    ),
+    "image": _ATTACHMENT.format(" AND f.mime_type LIKE 'image/%%'"),
+    "voice": _ATTACHMENT.format(" AND f.mime_type LIKE 'audio/%%'"),
+    "link": (
+        "m.id IN (SELECT rowid FROM message_trigram WHERE message_trigram MATCH"
+        ' \'"http://" OR "https://" OR "www."\')'
+    ),
+}
+_IS = {
+    "dm": "(m.chat_id IN (SELECT c.id FROM archive_chat AS c WHERE c.kind = 'dm'))",
+    "group": (
+        "(m.chat_id IN (SELECT c.id FROM archive_chat AS c WHERE c.kind IN ('group', 'thread')))"
+    ),
+    "channel": "(m.chat_id IN (SELECT c.id FROM archive_chat AS c WHERE c.kind = 'channel'))",
+    "reply": "(m.reply_to_external_id != '')",
+    "edited": "(m.edited_at IS NOT NULL)",
+    "deleted": "(m.deleted_at IS NOT NULL)",
+    "mine": "(m.direction = 'out')",
+}

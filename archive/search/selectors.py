@@ -1,0 +1,252 @@
+"""The message search selector: parse, compile, run, rank, page, and make snippets."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
+
+from archive.search import windows
+from archive.search.analyzer import WORD
+from archive.search.compiler import Compiled, compile_query
+from archive.search.facets import FACET_WINDOW, Facets, message_facets
+from archive.search.models import SavedSearch
+from archive.search.parser import Filter, Group, Node, parse, to_json
+from archive.search.services.index import stems_drain_before_search
+from archive.search.suggest import did_you_mean
+from archive.store.models import Message
+from archive.tags.selectors import tagged_via
+from wirecat.errors import Invalid
+
+SORTS = ("relevance", "newest", "oldest")
+MAX_LIMIT = 100
+SNIPPET_CHARS = 160
+SUGGEST_BELOW = 3  # "did you mean" when a query finds fewer hits than this
+
+
+@dataclass(frozen=True)
+class Segment:
+    text: str
+    hit: bool
+
+
+@dataclass(frozen=True)
+class Hit:
+    message: Message
+    score: float | None
+    snippet: tuple[Segment, ...]
+    # Why a `tag:` of the query holds for this hit: "urgent (chat)", "family (person)".
+    tagged: tuple[str, ...] = ()
+
+
+@dataclass
+class SearchPage:
+    query: str
+    parsed: dict[str, Any] | None
+    sort: str
+    hits: list[Hit] = field(default_factory=list)
+    next_cursor: str | None = None
+    facets: Facets | None = None
+    suggestion: str | None = None  # "did you mean": the query with known words instead
+
+
+def _cursor_offset(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    try:
+        raw = base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii")
+        offset = int(raw.removeprefix("o"))
+    except (ValueError, binascii.Error, UnicodeError) as exc:
+        raise Invalid("cursor: not a cursor this search gave out") from exc
+    if not raw.startswith("o") or offset < 0 or offset > 1_000_000:
+        raise Invalid("cursor: not a cursor this search gave out")
+    return offset
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o{offset}".encode()).decode().rstrip("=")
+
+
+def message_search(
+    *,
+    query: str,
+    sort: str = "relevance",
+    cursor: str | None = None,
+    limit: int = 20,
+    facets: bool = False,
+) -> SearchPage:
+    """One page of the messages matching `query` (with facet counts when asked). Raises
+    Invalid (QuerySyntaxError for the query itself, with its position) and nothing else
+    for any input."""
+    if sort not in SORTS:
+        raise Invalid(f"sort: one of {', '.join(SORTS)}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise Invalid(f"limit: between 1 and {MAX_LIMIT}")
+    tree = parse(query)
+    page = SearchPage(query=query, parsed=to_json(tree), sort=sort)
+    if tree is None:
+        return page
+    # Every search first catches the stems index up (for at most ~200 ms).
+    analyzer = stems_drain_before_search()
+    compiled = compile_query(tree, analyzer=analyzer)
+    plan = compiled.plan
+    if plan is not None and sort != "relevance":
+        # Newest or oldest: candidates read whole when few, else a walk down the time index.
+        after = windows.key(cursor)
+        rows, past = windows.timed_page(compiled, plan, sort=sort, limit=limit, start=after)
+        page.next_cursor = past.token() if past else None
+        first_page = after is None
+    elif plan is not None:
+        # Relevance over index candidates, a window of the newest at a time (windows.py).
+        start = windows.position(cursor)
+        rows, following = windows.ranked_page(compiled, plan, limit=limit, start=start)
+        page.next_cursor = following.token() if following else None
+        first_page = start.first
+    else:
+        offset = _cursor_offset(cursor)
+        sql, params = search_sql(compiled, sort=sort, limit=limit, offset=offset)
+        with connection.cursor() as db:
+            db.execute(sql, params)
+            rows = db.fetchall()
+        if len(rows) > limit:
+            page.next_cursor = _cursor(offset + limit)
+        rows = rows[:limit]
+        first_page = offset == 0
+    related = Message.objects.select_related("chat", "chat__account", "sender").in_bulk(
+        [row[0] for row in rows]
+    )
+    names = _tag_names(tree)
+    via = tagged_via(names, list(related.values())) if names else {}
+    for message_id, score in rows:
+        message = related.get(message_id)
+        if message is None:
+            continue
+        page.hits.append(
+            Hit(
+                message=message,
+                score=float(score) if score is not None else None,
+                snippet=snippet(message.text, compiled.highlights),
+                tagged=tuple(via.get(message.pk, ())),
+            )
+        )
+    if facets:
+        if compiled.plan is not None:
+            sample = windows.facet_sample(compiled, compiled.plan, FACET_WINDOW)
+            page.facets = message_facets(compiled, sample, size=FACET_WINDOW)
+        else:
+            page.facets = message_facets(compiled)
+    if first_page and len(page.hits) < SUGGEST_BELOW:
+        page.suggestion = did_you_mean(query, tree)
+    return page
+
+
+def _tag_names(node: Node) -> list[str]:
+    """The tags the query asks for (not those it excludes)."""
+    if isinstance(node, Filter):
+        return [node.value] if node.name == "tag" and not node.negated else []
+    if isinstance(node, Group) and not node.negated:
+        return [name for item in node.items for name in _tag_names(item)]
+    return []
+
+
+def snippet(text: str, patterns: list[str], width: int = SNIPPET_CHARS) -> tuple[Segment, ...]:
+    """A window of `text` around the first match of `patterns` (regular expressions, as
+    the compiler makes them), as plain segments with the matches marked; the template
+    escapes them, no HTML is made here."""
+    if not patterns:
+        return (Segment(text[:width] + ("…" if len(text) > width else ""), False),)
+    pattern = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+    first = pattern.search(text)
+    start = 0
+    if first is not None and first.start() > width // 3:
+        start = first.start() - width // 3
+    window = text[start : start + width]
+    segments: list[Segment] = []
+    if start:
+        segments.append(Segment("…", False))
+    at = 0
+    for found in pattern.finditer(window):
+        if found.end() == found.start():
+            continue
+        if found.start() > at:
+            segments.append(Segment(window[at : found.start()], False))
+        segments.append(Segment(found.group(0), True))
+        at = found.end()
+    if at < len(window):
+        segments.append(Segment(window[at:], False))
+    if start + width < len(text):
+        segments.append(Segment("…", False))
+    return tuple(segments)
+
+
+def saved_searches() -> list[SavedSearch]:
+    """The owner's named searches, by name."""
+    return list(SavedSearch.objects.exclude(name="").order_by("name"))
+
+
+def recent_searches(limit: int = 8) -> list[SavedSearch]:
+    """The most recently run searches of the recorded history."""
+    return list(SavedSearch.objects.filter(name="").order_by("-last_run_at", "-pk")[:limit])
+
+
+def search_sql(
+    compiled: Compiled, *, sort: str, limit: int, offset: int
+) -> tuple[str, list[str | int]]:
+    """The hits' SQL: ids (and scores) of one page, in order."""
+    params: list[str | int] = []
+    sql: list[str] = []
+    rank_match = compiled.rank_match if sort == "relevance" else None
+    ranked = rank_match is not None
+    if rank_match is not None:
+        # Scored once, as a table: joined as a plain subquery, SQLite would run the
+        # MATCH again for every candidate row.
+        sql.append("WITH rank AS MATERIALIZED (SELECT rowid, bm25(message_fts) AS score")
+        sql.append(" FROM message_fts WHERE message_fts MATCH %s) SELECT m.id, rank.score")
+        sql.append(" FROM archive_message AS m LEFT JOIN rank ON rank.rowid = m.id")
+        params.append(rank_match)
+    else:
+        sql.append("SELECT m.id, NULL FROM archive_message AS m")
+    sql.append(f" WHERE {compiled.where}")
+    params.extend(compiled.params)
+    if not compiled.include_deleted:
+        sql.append(" AND m.deleted_at IS NULL")
+    if ranked:
+        # Exact forms first (bm25 of the words index, lower is better), then what matched
+        # by stem only; newer first among equals.
+        sql.append(" ORDER BY rank.score IS NULL, rank.score, m.sent_at DESC, m.id DESC")
+    elif sort == "oldest":
+        sql.append(" ORDER BY m.sent_at, m.id")
+    else:
+        sql.append(" ORDER BY m.sent_at DESC, m.id DESC")
+    sql.append(" LIMIT %s OFFSET %s")
+    params.extend([limit + 1, offset])
+    return "".join(sql), params
+
+
+def message_ids_matching(query: str, *, most: int) -> list[int]:
+    """The ids of every message `query` finds, oldest first; Invalid when more than `most`."""
+
+    tree = parse(query)
+    if tree is None:
+        raise Invalid("query: empty; tag all results needs a search")
+    compiled = compile_query(tree, analyzer=stems_drain_before_search())
+    deleted = "" if compiled.include_deleted else " AND m.deleted_at IS NULL"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT m.id FROM archive_message AS m WHERE {compiled.where}{deleted}"
+            f" ORDER BY m.id LIMIT {int(most) + 1}",
+            compiled.params,
+        )
+        ids = [int(row[0]) for row in cursor.fetchall()]
+    if len(ids) > most:
+        raise Invalid(f"query: matches more than {most:,} messages; narrow it to tag all results")
+    return ids
+
+
+def query_words(text: str) -> list[str]:
+    """The words of `text` as the search analyzer cuts them (for searches outside FTS)."""
+    return [str(word) for word in WORD.findall(text)]

@@ -1,0 +1,73 @@
+"""archive.search.views"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages as flash
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from archive.search.parser import QuerySyntaxError
+from archive.search.selectors import SORTS as SEARCH_SORTS
+from archive.search.selectors import message_search, recent_searches, saved_searches
+from archive.search.services.searches import search_delete, search_record, search_save
+from archive.tags.selectors import tag_names
+from archive.web.pages import HtmxHttpRequest, error_page
+from wirecat.errors import Invalid, NotFound
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def search(request: HtmxHttpRequest) -> HttpResponse:
+    """One box; results as you type (htmx swaps #results), a plain form without JS."""
+    query = request.GET.get("q", "")
+    sort = request.GET.get("sort", "relevance")
+    if sort not in SEARCH_SORTS:
+        sort = "relevance"
+    context: dict[str, object] = {"query": query, "sort": sort, "sorts": SEARCH_SORTS}
+    cursor = request.GET.get("cursor") or None
+    try:
+        context["page"] = message_search(query=query, sort=sort, cursor=cursor, facets=True)
+    except QuerySyntaxError as exc:
+        context["syntax_error"] = exc
+    except Invalid as exc:
+        context["problem"] = exc
+    else:
+        # Every search the owner runs is recorded (its parameters); the requests made
+        # while typing are not runs, and neither are further pages.
+        typing = request.htmx and request.htmx.trigger == "q"
+        if not typing and cursor is None:
+            search_record(query=query, sort=sort)
+    if request.htmx:
+        return render(request, "archive/search.html#results", context)
+    context["saved"] = saved_searches()
+    context["recent"] = recent_searches()
+    context["tag_choices"] = tag_names(limit=200)
+    return render(request, "archive/search.html", context)
+
+
+@require_POST
+def search_save_view(request: HttpRequest) -> HttpResponse:
+    query = request.POST.get("q", "")
+    sort = request.POST.get("sort", "relevance")
+    try:
+        saved = search_save(name=request.POST.get("name", ""), query=query, sort=sort)
+    except Invalid as exc:
+        flash.error(request, str(exc))
+    else:
+        flash.success(request, f"Saved as “{saved.name}”.")
+    return redirect(f"{reverse('archive:search')}?{urlencode({'q': query, 'sort': sort})}")
+
+
+@require_POST
+def search_delete_view(request: HttpRequest, saved_id: int) -> HttpResponse:
+    try:
+        search_delete(saved_id=saved_id)
+    except NotFound as exc:
+        return error_page(request, exc)
+    flash.success(request, "Saved search deleted.")
+    return redirect("archive:search")

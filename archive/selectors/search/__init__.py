@@ -1,1 +1,0 @@
-"""Message search: the query language's parser and compiler, and the search selector."""

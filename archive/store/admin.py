@@ -1,0 +1,78 @@
+"""archive.store.admin"""
+
+from django.contrib import admin
+
+from archive.store.models import (
+    Account,
+    Attachment,
+    Chat,
+    ConnectorState,
+    Identity,
+    Message,
+    MessageRevision,
+    Person,
+)
+from archive.web.admin import ReadOnlyAdmin
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin[Account]):
+    list_display = (
+        "name",
+        "provider",
+        "external_id",
+        "send_permission",
+        "send_to_any_chat",
+        "sends_per_hour",
+        "created_at",
+    )
+    list_editable = ("send_permission", "send_to_any_chat", "sends_per_hour")
+    list_filter = ("provider", "send_permission")
+    search_fields = ("name", "external_id")
+    raw_id_fields = ("owner_identity",)
+
+
+@admin.register(Chat)
+class ChatAdmin(admin.ModelAdmin[Chat]):
+    list_display = ("title", "kind", "account", "message_count", "last_message_at", "send_allowed")
+    list_editable = ("send_allowed",)
+    list_filter = ("kind", "account__provider", "send_allowed")
+    search_fields = ("title", "external_id")
+    readonly_fields = ("message_count", "last_message_at")
+
+
+@admin.register(Identity)
+class IdentityAdmin(admin.ModelAdmin[Identity]):
+    list_display = ("display_name", "provider", "handle", "phone", "email", "person")
+    list_filter = ("provider",)
+    search_fields = ("display_name", "handle", "phone", "email", "external_id")
+    raw_id_fields = ("person",)
+
+
+@admin.register(Person)
+class PersonAdmin(admin.ModelAdmin[Person]):
+    search_fields = ("name",)
+
+
+@admin.register(Message)
+class MessageAdmin(ReadOnlyAdmin):
+    list_display = ("public_id", "chat", "sender", "sent_at", "kind", "direction", "deleted_at")
+    list_filter = ("kind", "direction", "account__provider")
+    search_fields = ("public_id", "external_id")
+    list_select_related = ("chat", "sender")
+
+
+@admin.register(MessageRevision)
+class MessageRevisionAdmin(ReadOnlyAdmin):
+    list_display = ("message", "edited_at", "recorded_at")
+
+
+@admin.register(Attachment)
+class AttachmentAdmin(ReadOnlyAdmin):
+    list_display = ("public_id", "file_name", "mime_type", "size", "sha256")
+    search_fields = ("public_id", "file_name", "sha256")
+
+
+@admin.register(ConnectorState)
+class ConnectorStateAdmin(admin.ModelAdmin[ConnectorState]):
+    list_display = ("account", "stream", "updated_at")

@@ -1,0 +1,48 @@
+"""What the Sync page shows of each live account."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from archive.connectors.live import live_connector_class
+from archive.store.models import ConnectorState
+from archive.sync.models import SyncAccount, SyncRun
+
+
+@dataclass(frozen=True)
+class SyncRow:
+    sync: SyncAccount
+    label: str
+    running: bool
+    last_run: SyncRun | None
+    current: SyncRun | None  # the run in progress
+    next_run_at: datetime | None
+    cursor: dict[str, Any]
+
+
+def sync_row(sync: SyncAccount) -> SyncRow:
+    runs = list(sync.runs.all()[:2])
+    running = bool(sync.lease_owner)
+    current = runs[0] if running and runs and runs[0].ended_at is None else None
+    finished = [run for run in runs if run.ended_at is not None]
+    cursors = ConnectorState.objects.filter(account=sync.account, stream=sync.kind).first()
+    next_run = None
+    if sync.enabled and sync.state != "failed":
+        base = (sync.schedule.last_run_at if sync.schedule else None) or sync.last_run_at
+        next_run = base + timedelta(seconds=sync.interval_seconds) if base else None
+    kind = live_connector_class(sync.kind)
+    return SyncRow(
+        sync=sync,
+        label=kind.label if kind else sync.kind,
+        running=running,
+        last_run=finished[0] if finished else None,
+        current=current,
+        next_run_at=next_run,
+        cursor=dict(cursors.cursor) if cursors else {},
+    )
+
+
+def sync_rows() -> list[SyncRow]:
+    return [sync_row(sync) for sync in SyncAccount.objects.select_related("account", "schedule")]

@@ -1,0 +1,223 @@
+"""The Sync page: every live account with its state, runs and schedule; connect, sync
+now, change the interval, pause, disconnect. Credentials go in and are never shown back."""
+
+from __future__ import annotations
+
+from django.contrib import messages as flash
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from archive.sync.jobs import account_sync as account_sync_job
+from archive.sync.selectors import sync_row, sync_rows
+from archive.sync.services import (
+    sync_connect,
+    sync_disconnect,
+    sync_get,
+    sync_interval_set,
+    telegram_login_continue,
+    telegram_login_start,
+)
+from wirecat.errors import Invalid, NotFound, WireCatError
+
+CONNECT_FORMS = {
+    "telegram_bot": {
+        "title": "Telegram bot",
+        "help": "A token from @BotFather. The bot sees the chats it is a member of, from the"
+        " moment it joined.",
+        "api": "api.telegram.org",
+    },
+    "discord_bot": {
+        "title": "Discord bot",
+        "help": "A bot token from the Discord developer portal (Bot → Reset Token), with the"
+        " Message Content intent on. The first sync reads the whole history of every text"
+        " channel of the servers the bot is in.",
+        "api": "discord.com/api/v10",
+    },
+    "max_bot": {
+        "title": "MAX bot",
+        "help": "A token from MAX for partners (Chat bots → ⋮ → Settings). The bot sees the"
+        " chats it is in from the moment it joined.",
+        "api": "platform-api2.max.ru",
+    },
+}
+
+
+def _interval(raw: str) -> int:
+    if not raw.strip().isdigit() or len(raw.strip()) > 7:
+        raise Invalid("interval: a whole number of seconds")
+    return int(raw)
+
+
+LOGIN_KEY = "telegram_login"  # the owner's session: the sealed login state and its step
+
+
+def _page(
+    request: HttpRequest, *, error: str = "", login_error: str = "", status: int = 200
+) -> HttpResponse:
+    pending = request.session.get(LOGIN_KEY) or {}
+    response = render(
+        request,
+        "archive/sync.html",
+        {
+            "rows": sync_rows(),
+            "forms": CONNECT_FORMS,
+            "error": error,
+            "login_step": pending.get("step", "start"),
+            "login_error": login_error,
+        },
+        status=status,
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+def telegram_login_view(request: HttpRequest) -> HttpResponse:
+    """The three steps of logging in to the owner's Telegram account: API id, hash and
+    phone; the code Telegram sends; the two-step password when it is on."""
+    post = request.POST
+    if post.get("step") == "restart":
+        request.session.pop(LOGIN_KEY, None)
+        return redirect("archive:sync")
+    try:
+        pending = request.session.get(LOGIN_KEY)
+        if post.get("step") == "start" or not pending:
+            sealed, step = telegram_login_start(
+                api_id=post.get("api_id", ""),
+                api_hash=post.get("api_hash", ""),
+                phone=post.get("phone", ""),
+            )
+            request.session[LOGIN_KEY] = {"state": sealed, "step": step}
+            return redirect("archive:sync")
+        sealed, sync = telegram_login_continue(
+            sealed=pending["state"],
+            code=post.get("code", ""),
+            password=post.get("password", ""),
+            interval_seconds=_interval(post.get("interval", "300")),
+        )
+    except Invalid as exc:
+        return _page(request, login_error=str(exc), status=422)
+    if sync is None:
+        request.session[LOGIN_KEY] = {"state": sealed, "step": "password"}
+        return redirect("archive:sync")
+    request.session.pop(LOGIN_KEY, None)
+    account_sync_job.delay_on_commit(sync.pk, force=True)
+    flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
+    return redirect("archive:sync")
+
+
+@require_GET
+def sync_page(request: HttpRequest) -> HttpResponse:
+    return _page(request)
+
+
+def _imap_connect(request: HttpRequest) -> dict[str, object]:
+    post = request.POST
+    host = post.get("host", "").strip()
+    username = post.get("username", "").strip()
+    if not host or len(host) > 255 or any(c in host for c in "/ @"):
+        raise Invalid("server: a host name such as imap.example.org")
+    if not username:
+        raise Invalid("user name: needed")
+    if not post.get("password"):
+        raise Invalid("password: needed")
+    security = post.get("security", "ssl")
+    if security not in ("ssl", "starttls", "plain"):
+        raise Invalid("security: ssl, starttls or plain")
+    port = post.get("port", "").strip()
+    if port and (not port.isdigit() or not 0 < int(port) < 65536):
+        raise Invalid("port: a number from 1 to 65535")
+    settings: dict[str, object] = {"host": host, "username": username, "security": security}
+    if port:
+        settings["port"] = int(port)
+    return settings
+
+
+@require_POST
+def sync_connect_view(request: HttpRequest) -> HttpResponse:
+    kind = request.POST.get("kind", "")
+    try:
+        if kind == "imessage":
+            path = request.POST.get("path", "").strip()
+            if path and not (path.startswith(("/", "~")) and len(path) < 1000):
+                raise Invalid(
+                    "chat.db: a full path on this machine, e.g. ~/Library/Messages/chat.db"
+                )
+            sync = sync_connect(
+                kind="imessage",
+                credentials={},
+                settings={"path": path} if path else {},
+                interval_seconds=_interval(request.POST.get("interval", "300")),
+            )
+            account_sync_job.delay_on_commit(sync.pk, force=True)
+            flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
+            return redirect("archive:sync")
+        if kind == "imap":
+            sync = sync_connect(
+                kind="imap",
+                credentials={"password": request.POST.get("password", "")},
+                settings=_imap_connect(request),
+                interval_seconds=_interval(request.POST.get("interval", "300")),
+            )
+            account_sync_job.delay_on_commit(sync.pk, force=True)
+            flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
+            return redirect("archive:sync")
+        if kind not in CONNECT_FORMS:
+            raise Invalid(f"kind: one of {', '.join([*CONNECT_FORMS, 'imap', 'imessage'])}")
+        token = request.POST.get("token", "").strip()
+        if not token:
+            raise Invalid("token: needed")
+        settings = {}
+        api_url = request.POST.get("api_url", "").strip()
+        if api_url:
+            if not api_url.startswith(("https://", "http://")) or any(c.isspace() for c in api_url):
+                raise Invalid("API address: an http(s) URL")
+            settings["api_url"] = api_url
+        sync = sync_connect(
+            kind=kind,
+            credentials={"token": token},
+            settings=settings,
+            interval_seconds=_interval(request.POST.get("interval", "300")),
+        )
+    except Invalid as exc:
+        return _page(request, error=str(exc), status=422)
+    account_sync_job.delay_on_commit(sync.pk, force=True)
+    flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
+    return redirect("archive:sync")
+
+
+@require_http_methods(["GET", "POST"])
+def sync_account_view(request: HttpRequest, public_id: str) -> HttpResponse:
+    """GET: the account's row (htmx polls it while a run is going). POST: an action."""
+    try:
+        sync = sync_get(public_id)
+        if request.method == "GET":
+            return render(request, "archive/_sync_row.html", {"row": sync_row(sync)})
+        action = request.POST.get("action", "")
+        if action == "now":
+            account_sync_job.delay_on_commit(sync.pk, force=True)
+            flash.success(request, f"{sync.account.name}: a sync is on its way.")
+        elif action == "interval":
+            sync_interval_set(
+                sync=sync,
+                interval_seconds=_interval(request.POST.get("interval", "")),
+                enabled=sync.enabled,
+            )
+            flash.success(request, f"{sync.account.name}: every {sync.interval_seconds} s.")
+        elif action in ("pause", "resume"):
+            sync_interval_set(
+                sync=sync, interval_seconds=sync.interval_seconds, enabled=action == "resume"
+            )
+            flash.success(request, f"{sync.account.name}: {action}d.")
+        elif action == "disconnect":
+            name = sync.account.name
+            sync_disconnect(sync=sync)
+            flash.success(request, f"Disconnected {name}; its messages stay in the archive.")
+        else:
+            raise Invalid("action: now, interval, pause, resume or disconnect")
+    except NotFound as exc:
+        return render(request, "error.html", {"error": exc}, status=exc.http_status)
+    except WireCatError as exc:
+        flash.error(request, str(exc))
+    return redirect("archive:sync")

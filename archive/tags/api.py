@@ -1,0 +1,113 @@
+"""archive.tags.api"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import Router
+
+from archive.tags.schemas import (
+    RemovedOut,
+    TagCountsOut,
+    TagMergeIn,
+    TagNameIn,
+    TagOut,
+    TagRenameIn,
+    TagTargetIn,
+    tag_out,
+)
+from archive.tags.selectors import tag_list, tags_of
+from archive.tags.services import tag_add, tag_delete, tag_merge, tag_remove, tag_rename, tag_target
+from archive.web.api import answers, requires, scope
+
+router = Router(tags=["archive"])
+
+
+# --- tags ---------------------------------------------------------------------------------
+
+
+@router.get(
+    "/tags",
+    response=answers(list[TagCountsOut]),
+    summary="Every tag with its counts per kind",
+    **scope("messages.read"),
+)
+@requires("messages.read")
+def tags_list(request: HttpRequest) -> list[TagCountsOut]:
+    return [
+        TagCountsOut(
+            name=row.tag.name,
+            colour=row.tag.colour,
+            chats=row.chats,
+            people=row.people,
+            messages=row.messages,
+        )
+        for row in tag_list()
+    ]
+
+
+@router.get(
+    "/tags/of",
+    response=answers(list[TagOut]),
+    summary="The tags on one chat, person or message",
+    **scope("messages.read"),
+)
+@requires("messages.read")
+def tags_on(request: HttpRequest, kind: str, key: str) -> list[TagOut]:
+    target = tag_target(kind=kind, key=key)
+    return [tag_out(tag) for tag in tags_of(target.kind, [target.pk]).get(target.pk, [])]
+
+
+@router.post(
+    "/tags/add",
+    response=answers(TagOut),
+    summary="Tag a chat, person or message (idempotent)",
+    **scope("tags.write"),
+)
+@requires("tags.write")
+def tags_add(request: HttpRequest, body: TagTargetIn) -> TagOut:
+    return tag_out(tag_add(target=tag_target(kind=body.kind, key=body.key), name=body.name))
+
+
+@router.post(
+    "/tags/remove",
+    response=answers(RemovedOut),
+    summary="Untag a target (idempotent)",
+    **scope("tags.write"),
+)
+@requires("tags.write")
+def tags_remove(request: HttpRequest, body: TagTargetIn) -> RemovedOut:
+    target = tag_target(kind=body.kind, key=body.key)
+    return RemovedOut(removed=int(tag_remove(target=target, name=body.name)))
+
+
+@router.post(
+    "/tags/rename",
+    response=answers(TagOut),
+    summary="Rename a tag (409 if the name is taken)",
+    **scope("tags.write"),
+)
+@requires("tags.write")
+def tags_rename(request: HttpRequest, body: TagRenameIn) -> TagOut:
+    return tag_out(tag_rename(name=body.name, new_name=body.new_name))
+
+
+@router.post(
+    "/tags/merge",
+    response=answers(TagOut),
+    summary="Merge a tag into another",
+    **scope("tags.write"),
+)
+@requires("tags.write")
+def tags_merge(request: HttpRequest, body: TagMergeIn) -> TagOut:
+    return tag_out(tag_merge(name=body.name, into=body.into))
+
+
+@router.post(
+    "/tags/delete",
+    response=answers(RemovedOut),
+    summary="Delete a tag and its taggings",
+    **scope("tags.write"),
+)
+@requires("tags.write")
+def tags_delete(request: HttpRequest, body: TagNameIn) -> RemovedOut:
+    return RemovedOut(removed=tag_delete(name=body.name))

@@ -1,0 +1,31 @@
+"""archive.web.pages"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django_htmx.middleware import HtmxDetails
+
+from wirecat.errors import WireCatError
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+def error_page(request: HttpRequest, exc: WireCatError) -> HttpResponse:
+    return render(request, "error.html", {"error": exc}, status=exc.http_status)
+
+
+# --- tags ---------------------------------------------------------------------------------
+
+
+def _back(request: HttpRequest, fallback: str) -> str:
+    """Where a plain (no JavaScript) form returns: its `next` when it is one of ours."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return fallback
