@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
@@ -20,13 +19,6 @@ from wirecat.errors import Conflict, Invalid, NotFound
 KEY = re.compile(r"^([A-Z][A-Z0-9]{1,9})-(\d{1,9})$")
 TITLE_MAX = 300
 TRACKED = ("title", "status", "priority", "due", "parent", "assignees")
-
-
-@dataclass(frozen=True)
-class Change:
-    field: str
-    old: str
-    new: str
 
 
 def project_create(*, key: str, name: str, description: str = "") -> Project:

@@ -98,3 +98,37 @@ def test_readme_has_the_two_commands() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "make run" in readme and "make test" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def _architecture_paths() -> set[str]:
+    """Every path ARCHITECTURE.md names: in backticks, and the rooms of its tree."""
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    named = set(re.findall(r"`((?:archive|wirecat|tasks|tests|bench)/[\w./<>-]*)`", text))
+    tree = text.split("```", 2)[1]
+    parent = ""
+    for line in tree.splitlines():
+        match = re.match(r"^( *)([\w/]+/)(?:\s|$)", line)
+        if not match:
+            continue
+        indent, names = match.groups()
+        rooms = [n for n in re.split(r"\s+", line.strip().split("  ")[0]) if n.endswith("/")]
+        if not indent:
+            parent = names
+            named |= set(rooms)
+        else:
+            named |= {parent + room for room in rooms}
+    return {n for n in named if "<" not in n}
+
+
+def test_every_package_the_architecture_names_exists() -> None:
+    paths = _architecture_paths()
+    assert {"archive/store/", "archive/gateway/", "archive/connectors/", "tasks/"} <= paths
+    missing = sorted(p for p in paths if not (ROOT / p.rstrip("/")).exists())
+    assert missing == [], "ARCHITECTURE.md names these, and they do not exist"
+
+
+def test_every_capability_is_in_the_architecture() -> None:
+    from archive.capabilities import CAPABILITIES
+
+    paths = _architecture_paths()
+    assert sorted(c for c in CAPABILITIES if f"archive/{c}/" not in paths) == []

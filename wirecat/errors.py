@@ -25,10 +25,6 @@ class Conflict(WireCatError):
     http_status = 409
 
 
-class NotReady(WireCatError):
-    http_status = 503
-
-
 class RateLimited(WireCatError):
     """Too many requests; `retry_after` seconds until the next is accepted."""
 

@@ -1,4 +1,5 @@
-"""archive.gateway.admin"""
+"""The admin site's pages for agents (tokens made and revoked through the service), the gateway
+settings and the send journal."""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""archive.imports.forms"""
+"""The Imports page's form: an uploaded export or a path on the server, and its format."""
 
 from __future__ import annotations
 

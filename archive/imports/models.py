@@ -1,4 +1,5 @@
-"""archive.imports.models"""
+"""Import jobs: one export file read into the store, with its progress, resume point and
+counts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""archive.owner.admin"""
+"""The admin site's page for worker heartbeats."""
 
 from django.contrib import admin
 

@@ -1,4 +1,4 @@
-"""archive.owner.forms"""
+"""The form that sets the owner's password from a one-time login link."""
 
 from __future__ import annotations
 

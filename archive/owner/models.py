@@ -1,4 +1,4 @@
-"""archive.owner.models"""
+"""The owner's one-time login codes and the workers' heartbeats."""
 
 from __future__ import annotations
 

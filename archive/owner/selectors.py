@@ -1,4 +1,4 @@
-"""archive.owner.selectors"""
+"""What the dashboard shows of the store and the workers: counts and heartbeats."""
 
 from __future__ import annotations
 

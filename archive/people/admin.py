@@ -1,4 +1,4 @@
-"""archive.people.admin"""
+"""The admin site's page for the audit trail of identity links."""
 
 from django.contrib import admin
 

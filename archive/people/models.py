@@ -1,4 +1,4 @@
-"""archive.people.models"""
+"""The audit trail of identities linked to and unlinked from people."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""archive.search.admin"""
+"""The admin site's pages for the search settings and saved searches."""
 
 from django.contrib import admin
 from django.http import HttpRequest

@@ -1,4 +1,4 @@
-"""archive.search.models"""
+"""Search settings (the stemming languages in use) and saved and recorded searches."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""archive.store.admin"""
+"""The admin site's pages for the store: accounts, chats, identities, people, and read-only
+messages, revisions and attachments (only the sink writes those)."""
 
 from django.contrib import admin
 

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from archive.sync.models import SyncAccount, SyncRun
-from archive.sync.services import sync_interval_set
+from archive.sync.services.accounts import sync_interval_set
 
 
 class SyncRunInline(admin.TabularInline):

@@ -1,4 +1,4 @@
-"""archive.tags.admin"""
+"""The admin site's pages for tags and tag-all-results runs."""
 
 from django.contrib import admin
 from django.http import HttpRequest

@@ -1,4 +1,4 @@
-"""archive.tags.models"""
+"""Tags, their taggings of chats, people and messages, and tag-all-results runs."""
 
 from __future__ import annotations
 

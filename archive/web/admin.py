@@ -1,4 +1,4 @@
-"""archive.web.admin"""
+"""What the capabilities' admin pages share: a read-only admin for rows only services write."""
 
 from django.contrib import admin
 from django.http import HttpRequest

@@ -11,6 +11,7 @@ import pytest
 
 from archive.imports.models import ImportJob
 from archive.imports.services import import_job_create, import_run
+from tests.connectors.imessage_support import build_modern
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # The shared real-export samples, present beside the project on developer machines and CI.
@@ -37,6 +38,12 @@ def run_import(db: None) -> Callable[..., ImportJob]:
         return import_run(job_id=job.pk, batch_size=batch_size)
 
     return run
+
+
+@pytest.fixture
+def modern(tmp_path: Path) -> Path:
+    """A modern Apple Messages export folder: chat.db and Attachments/ (imessage_support.py)."""
+    return build_modern(tmp_path / "export")
 
 
 def sample(relative: str) -> Path:
