@@ -162,7 +162,7 @@ def sync_through_worker(api: DiscordApi, state: Path) -> tuple[float, int, int]:
         state,
         "shell",
         "-c",
-        "from archive.sync.services import sync_connect as c;"
+        "from archive.sync.services.accounts import sync_connect as c;"
         f"print(c(kind='discord_bot', credentials={{'token': {TOKEN!r}}},"
         f" settings={{'api_url': {api.url!r}}}).pk)",
         stdout=subprocess.PIPE,

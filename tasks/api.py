@@ -8,7 +8,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router
 
-from archive.web.api import answers, caller_agent, requires, scope, window
+from archive.web.api import answers, caller_actor, requires, scope, window
 from tasks.models import Project, Task
 from tasks.schemas import (
     CommentIn,
@@ -34,11 +34,6 @@ from tasks.services import (
 )
 
 router = Router(tags=["tasks"])
-
-
-def _actor(request: HttpRequest) -> str:
-    agent = caller_agent(request)
-    return f"agent:{agent.name}" if agent is not None else "owner"
 
 
 def task_out(task: Task) -> TaskOut:
@@ -145,7 +140,7 @@ def tasks_create(request: HttpRequest, body: TaskIn) -> TaskOut:
         owner_assigned=body.owner_assigned,
         parent=body.parent,
         messages=body.messages,
-        actor=_actor(request),
+        actor=caller_actor(request),
     )
     return task_out(task)
 
@@ -170,7 +165,7 @@ def tasks_update(request: HttpRequest, key: str, body: TaskPatch) -> TaskOut:
         changes["due"] = None
     if body.clear_parent:
         changes["parent"] = None
-    return task_out(task_update(key=key, actor=_actor(request), **changes))
+    return task_out(task_update(key=key, actor=caller_actor(request), **changes))
 
 
 @router.delete(
@@ -205,5 +200,5 @@ def tasks_events(request: HttpRequest, key: str) -> list[EventOut]:
 )
 @requires("tasks.write")
 def tasks_comment(request: HttpRequest, key: str, body: CommentIn) -> EventOut:
-    event = task_comment(key=key, text=body.text, actor=_actor(request))
+    event = task_comment(key=key, text=body.text, actor=caller_actor(request))
     return EventOut(field=event.field, old=event.old, new=event.new, actor=event.actor, at=event.at)

@@ -10,7 +10,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.middleware import HtmxDetails
 
 from archive.store.models import Message, Person
-from archive.web.pages import error_page
 from tasks.models import Priority, Project, Status
 from tasks.services import task_comment, task_create, task_find, task_get, task_update
 from wirecat.errors import Conflict, Invalid, NotFound, WireCatError
@@ -58,10 +57,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 def board(request: HttpRequest) -> HttpResponse:
     project = request.GET.get("project") or None
-    try:
-        tasks = list(task_find(project=project)[:500])
-    except WireCatError as exc:
-        return error_page(request, exc)
+    tasks = list(task_find(project=project)[:500])  # a WireCatError is the error page
     columns = [
         (value, label, [t for t in tasks if t.status == value]) for value, label in Status.choices
     ]
@@ -79,10 +75,7 @@ def board(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def task_detail(request: HtmxRequest, key: str) -> HttpResponse:
-    try:
-        task = task_get(key=key)
-    except (Invalid, NotFound) as exc:
-        return error_page(request, exc)
+    task = task_get(key=key)  # a WireCatError is the error page (archive/web/middleware.py)
     if request.method == "POST":
         try:
             if "comment" in request.POST:
@@ -125,7 +118,7 @@ def task_new(request: HtmxRequest) -> HttpResponse:
         Message.objects.filter(public_id=source).select_related("chat").first() if source else None
     )
     if source and message is None:
-        return error_page(request, NotFound(f"message {source[:40]!r} does not exist"))
+        raise NotFound(f"message {source[:40]!r} does not exist")
     error = ""
     if request.method == "POST":
         try:

@@ -72,14 +72,65 @@ def test_the_scanner_finds_writes() -> None:
     assert message_writes(sample) == [1, 2]
 
 
+SINK = ROOT / "archive" / "store" / "sink"
+
+
 def test_only_the_sink_writes_message_rows() -> None:
     offenders = []
     for path in project_files():
-        if path == ROOT / "archive" / "store" / "sink.py":
+        if SINK in path.parents:  # the sink package, and nothing beside it
             continue
         for line in message_writes(ast.parse(path.read_text(), filename=str(path))):
             offenders.append(f"{path.relative_to(ROOT)}:{line}")
-    assert offenders == [], "Message rows are written only by archive/store/sink.py"
+    assert offenders == [], "Message rows are written only by archive/store/sink/"
+    assert SINK.is_dir() and not (SINK.parent / "sink.py").exists()
+    # The sink's writes are where the scanner looks: it must find them, or it proves nothing.
+    found = {
+        path.name
+        for path in SINK.rglob("*.py")
+        if message_writes(ast.parse(path.read_text(), filename=str(path)))
+    }
+    assert {"inserts.py", "updates.py", "replies.py"} <= found, found
+
+
+FEED_OWNER = ROOT / "archive" / "store" / "changes.py"
+
+
+def change_writes(tree: ast.AST) -> list[int]:
+    """Lines that write the changes feed: a write method on `Change.objects…`, or SQL that
+    inserts, updates or deletes `archive_change` rows."""
+    lines = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in WRITE_METHODS
+            and "Change.objects" in ast.unparse(node.func.value)
+        ):
+            lines.append(node.lineno)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            sql = " ".join(node.value.upper().split()) + " "
+            if any(
+                verb in sql
+                for verb in (
+                    "INSERT INTO ARCHIVE_CHANGE ",
+                    "UPDATE ARCHIVE_CHANGE ",
+                    "DELETE FROM ARCHIVE_CHANGE ",
+                )
+            ):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_feed_owner_writes_the_changes_feed() -> None:
+    offenders = []
+    for path in project_files():
+        if path == FEED_OWNER:
+            continue
+        for line in change_writes(ast.parse(path.read_text(), filename=str(path))):
+            offenders.append(f"{path.relative_to(ROOT)}:{line}")
+    assert offenders == [], "the changes feed is written only by archive/store/changes.py"
+    assert change_writes(ast.parse(FEED_OWNER.read_text()))  # the scanner sees its writes
 
 
 def test_only_connectors_import_provider_sdks() -> None:

@@ -1,15 +1,24 @@
-"""What the HTTP live connectors share: one httpx client for a connector's life, and one
-call that turns a provider's answer into its JSON body or the port's errors."""
+"""What the HTTP live connectors (the bots) share: one httpx client for a connector's life,
+one call that turns a provider's answer into its JSON body or the port's errors, and the
+bot's account: checked against the API when connecting, kept in the account's settings."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from archive.connectors.live import CredentialError, LiveError, RateLimitedError, TransientError
+from archive.connectors.live import (
+    Connected,
+    CredentialError,
+    LiveError,
+    RateLimitedError,
+    TransientError,
+)
+from archive.store.domain import AccountRecord, IdentityRecord
 
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 DEFAULT_WAIT_SECONDS = 5.0
@@ -43,13 +52,11 @@ class HttpApi:
         base: str,
         *,
         secret: str,
-        credential: str = "bot token",
         credential_statuses: tuple[int, ...] = (401,),
     ) -> None:
         self.provider = provider
         self.base = base.rstrip("/")
         self._secret = secret
-        self._credential = credential
         self._credential_statuses = credential_statuses
         self._client: httpx.Client | None = None
         self.last_response: httpx.Response | None = None  # its headers, even on an error
@@ -98,7 +105,7 @@ class HttpApi:
             raise RateLimitedError(what, _retry_after(response, body))
         if status in self._credential_statuses:
             refused = detail or "Unauthorized"
-            raise CredentialError(f"{self.provider} refused the {self._credential} ({refused})")
+            raise CredentialError(f"{self.provider} refused the bot token ({refused})")
         if status >= 500:
             raise TransientError(what)
         if status >= 400 or (isinstance(body, dict) and body.get("ok") is False):
@@ -106,3 +113,75 @@ class HttpApi:
         if body is None and response.content:
             raise LiveError(f"{shown}: the answer is not JSON")
         return response, body
+
+
+def bot_token(credentials: Mapping[str, Any], *, where: str) -> str:
+    """The bot token among `credentials`; CredentialError, saying `where` it comes from,
+    when there is none."""
+    token = str(credentials.get("token") or "").strip()
+    if not token:
+        raise CredentialError(f"a bot token is needed ({where})")
+    return token
+
+
+@dataclass
+class BotAccount:
+    """A bot connector's account: the bot as its provider names it. Connecting asks the API
+    who the bot is (a refused token is the port's CredentialError) and keeps the answer in
+    the account's settings; every page names the account and the bot's messages from it.
+
+    The naming differs by provider: Telegram shows a bot as "@username", names it among a
+    chat's senders "user<id>", and its username is its handle."""
+
+    provider: str
+    id: str = ""
+    name: str = ""
+    name_prefix: str = ""
+    sender_prefix: str = ""
+    name_is_handle: bool = False
+
+    @classmethod
+    def kept(
+        cls,
+        provider: str,
+        settings: Mapping[str, Any],
+        *,
+        name_prefix: str = "",
+        sender_prefix: str = "",
+        name_is_handle: bool = False,
+    ) -> BotAccount:
+        """The bot an earlier connect learnt, from the account's settings."""
+        return cls(
+            provider=provider,
+            id=str(settings.get("bot_id") or ""),
+            name=str(settings.get("bot_name") or ""),
+            name_prefix=name_prefix,
+            sender_prefix=sender_prefix,
+            name_is_handle=name_is_handle,
+        )
+
+    @property
+    def sender_id(self) -> str:
+        """The bot among a chat's senders (its messages are the account's own)."""
+        return f"{self.sender_prefix}{self.id}"
+
+    def connected(self, bot_id: str, bot_name: str) -> Connected:
+        """What connecting learnt, given the API's answer to "who am I"."""
+        self.id, self.name = bot_id, bot_name
+        return Connected(
+            account_external_id=f"bot{self.id}",
+            account_name=f"{self.name_prefix}{self.name}",
+            settings={"bot_id": self.id, "bot_name": self.name},
+        )
+
+    def record(self) -> AccountRecord:
+        return AccountRecord(
+            provider=self.provider,
+            external_id=f"bot{self.id}",
+            name=f"{self.name_prefix}{self.name}",
+            owner=IdentityRecord(
+                external_id=self.sender_id,
+                display_name=self.name,
+                handle=self.name if self.name_is_handle else "",
+            ),
+        )

@@ -8,8 +8,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from ninja import Header, Router
 
-from archive.gateway.jobs import send_deliver as send_deliver_job
-from archive.gateway.models import SendAttempt, SendOutcome
+from archive.gateway.models import SendAttempt
 from archive.gateway.schemas import (
     ChangeOut,
     ChangesOut,
@@ -137,8 +136,6 @@ def send(
         except SendRefused as exc:
             refusal = {"error": "Forbidden", "detail": str(exc), "send_id": exc.send_id}
             return 403, {**refusal, "rule": exc.rule}
-        if attempt.outcome == SendOutcome.QUEUED:
-            send_deliver_job.delay_on_commit(attempt.pk)
         return 202, json.loads(send_out(attempt).model_dump_json())
 
     status, answer, replayed = idempotent(agent=agent, key=key, body=request.body, run=run)

@@ -6,8 +6,10 @@ import logging
 
 from celery import shared_task
 
+from archive.gateway.services.sends import SEND_QUEUED
 from archive.gateway.services.sends import send_deliver as send_deliver_service
 from archive.gateway.services.webhooks import deliver_due
+from archive.store.effects import effect_connect
 from wirecat.errors import NotFound
 
 log = logging.getLogger(__name__)
@@ -22,6 +24,10 @@ def send_deliver(attempt_id: int) -> str:
         log.info("send %s is gone; skipped", attempt_id)
         return "gone"
     return f"{attempt.public_id} {attempt.outcome}"
+
+
+# A send queued by the service (asked, or approved by the owner) goes out once committed.
+effect_connect(SEND_QUEUED, send_deliver.delay)
 
 
 @shared_task(name="archive.jobs.webhooks_deliver", ignore_result=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from archive.store.changes import EVENTS
 from archive.store.models import Account, Chat, Message
 
 # --- the agent gateway ------------------------------------------------------------------------
@@ -79,26 +80,6 @@ class AgentRate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_id} at minute {self.minute}: {self.count}"
-
-
-class Change(models.Model):
-    """The changes feed, in order: message added, edited, tombstoned; tag added, removed.
-    Written in the transaction of its cause (the sink, triggers, the tag services)."""
-
-    kind = models.CharField(max_length=24)
-    # Plain ids, not foreign keys: the feed outlives what it reports (a purged message's
-    # change stays; purging never has to rewrite the feed).
-    message_pk = models.BigIntegerField(null=True, blank=True)
-    chat_pk = models.BigIntegerField(null=True, blank=True)
-    tag = models.CharField(max_length=64, blank=True)
-    target_kind = models.CharField(max_length=8, blank=True)
-    target_id = models.BigIntegerField(null=True, blank=True)
-    at = models.DateTimeField()
-    # Changes made by importing history: in the feed, but no webhook is told of them.
-    quiet = models.BooleanField(default=False)
-
-    def __str__(self) -> str:
-        return f"{self.pk} {self.kind}"
 
 
 class GatewaySettings(models.Model):
@@ -187,14 +168,8 @@ class IdempotencyKey(models.Model):
         return self.key
 
 
-WEBHOOK_EVENTS = (
-    "message.inbound",
-    "message.outbound",
-    "message.edited",
-    "message.deleted",
-    "send.status",
-    "tag.changed",
-)
+# What an endpoint can ask to be told of: the store's changes feed names them.
+WEBHOOK_EVENTS = EVENTS
 
 
 class WebhookEndpoint(models.Model):
@@ -221,8 +196,8 @@ class DeliveryState(models.TextChoices):
 
 
 class WebhookDelivery(models.Model):
-    """One event for one endpoint, enqueued (by a trigger on the changes feed) in the
-    transaction of its cause, delivered at least once by the webhooks job."""
+    """One event for one endpoint, enqueued (by a trigger on the changes feed, migration
+    0017) in the transaction of its cause, delivered at least once by the webhooks job."""
 
     endpoint = models.ForeignKey(
         WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries"

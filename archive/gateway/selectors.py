@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from archive.gateway.models import Agent, Change
-from archive.store.models import Message
+from archive.gateway.models import Agent
+from archive.store.models import Change, Message
 from wirecat.db.values import db_time
 from wirecat.errors import Invalid
 

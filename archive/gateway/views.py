@@ -9,7 +9,6 @@ from django.shortcuts import redirect, render
 from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from archive.gateway.jobs import send_deliver as send_deliver_job
 from archive.gateway.models import WEBHOOK_EVENTS, Agent, SendAttempt, SendOutcome, WebhookEndpoint
 from archive.gateway.services.agents import (
     SCOPES,
@@ -28,8 +27,8 @@ from archive.gateway.services.webhooks import (
     endpoint_get,
     endpoint_set_active,
 )
-from archive.web.pages import HtmxHttpRequest, error_page
-from wirecat.errors import Conflict, Invalid, NotFound
+from archive.web.pages import HtmxHttpRequest
+from wirecat.errors import Conflict, Invalid
 
 # --- agents -------------------------------------------------------------------------------
 
@@ -85,8 +84,6 @@ def agent_edit_view(request: HttpRequest, public_id: str) -> HttpResponse:
             flash.success(request, f"Scopes of “{agent.name}” saved.")
         else:
             raise Invalid("action: rotate, revoke or scopes")
-    except NotFound as exc:
-        return error_page(request, exc)
     except Invalid as exc:
         flash.error(request, str(exc))
     return redirect("archive:agents")
@@ -117,13 +114,10 @@ def send_decide_view(request: HtmxHttpRequest, send_id: str) -> HttpResponse:
     try:
         if decision == "approve":
             attempt = send_approve(send_id=send_id)
-            send_deliver_job.delay_on_commit(attempt.pk)
         elif decision == "refuse":
             attempt = send_reject(send_id=send_id)
         else:
             raise Invalid("decision: approve or refuse")
-    except NotFound as exc:
-        return error_page(request, exc)
     except (Conflict, Invalid) as exc:
         if request.htmx:
             return HttpResponse(f'<p class="error" role="alert">{escape(str(exc))}</p>', status=422)
@@ -201,8 +195,6 @@ def webhook_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
             else:
                 raise Invalid("action: replay, pause, resume or delete")
             return redirect("archive:webhook", endpoint_id=endpoint_id)
-    except NotFound as exc:
-        return error_page(request, exc)
     except Invalid as exc:
         flash.error(request, str(exc))
         return redirect("archive:webhook", endpoint_id=endpoint_id)

@@ -16,7 +16,7 @@ import logging
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,28 +25,15 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from archive.connectors.base import (
-    ZIP_READ_ERRORS,
-    ExportStream,
-    FormatError,
-    ImportItem,
-    ReadOptions,
-)
+from archive.connectors.base import ExportStream, FormatError, ImportItem, ReadOptions
 from archive.connectors.registry import reader_for
 from archive.imports.models import ImportJob, ImportStatus
 from archive.imports.reading import ExportItems
-from archive.store.blobs import blob_put
-from archive.store.domain import (
-    AttachmentRecord,
-    Batch,
-    BatchResult,
-    ChatRecord,
-    IdentityRecord,
-    MessageRecord,
-)
+from archive.store.domain import Batch, BatchResult
 from archive.store.models import Chat
 from archive.store.services.maintenance import fts_bulk_writes
 from archive.store.sink import batch_record, quiet_changes
+from archive.store.staging import message_staged
 from wirecat.errors import Conflict, Invalid, NotFound
 
 log = logging.getLogger(__name__)
@@ -165,57 +152,17 @@ def _claim(job_id: int) -> ImportJob:
     return job
 
 
-def _stage(attachment: AttachmentRecord, skipped: dict[str, int]) -> AttachmentRecord:
-    """Copy the export's bytes into the blob store (outside any write transaction)."""
-    if attachment.content is None or attachment.blob_path:
-        return attachment
-    try:
-        with attachment.content() as stream:
-            stored = blob_put(stream)
-    except ZIP_READ_ERRORS as exc:
-        skipped["attachment file missing from the export"] = (
-            skipped.get("attachment file missing from the export", 0) + 1
-        )
-        log.info("attachment %r not readable: %s", attachment.file_name, exc)
-        return dataclasses.replace(
-            attachment, content=None, metadata={**attachment.metadata, "file_missing": True}
-        )
-    return dataclasses.replace(
-        attachment,
-        content=None,
-        sha256=stored.sha256,
-        size=stored.size,
-        blob_path=stored.path,
-    )
+# What the import calls an attachment whose bytes could not be read (archive.store.staging).
+SKIP_UNREADABLE = "attachment file missing from the export"
 
 
 def _staged(item: ImportItem, counts: Counter[str]) -> ImportItem:
     """The item with its attachment bytes already in the blob store, so a batch never
     holds more than one message's bytes in memory."""
-    message = item.message
-    if not any(a.content is not None for a in message.attachments):
-        return item
-    skipped: dict[str, int] = {}
-    staged = tuple(_stage(a, skipped) for a in message.attachments)
-    counts.update(skipped)
-    return dataclasses.replace(item, message=dataclasses.replace(message, attachments=staged))
-
-
-def _batch_of(stream: ExportStream, items: Iterable[ImportItem]) -> Batch:
-    chats: dict[str, ChatRecord] = {}
-    identities: dict[str, IdentityRecord] = {}
-    messages: list[MessageRecord] = []
-    for item in items:
-        chats[item.chat.external_id] = item.chat
-        for identity in item.identities:
-            identities[identity.external_id] = identity
-        messages.append(item.message)
-    return Batch(
-        account=stream.account,
-        chats=tuple(chats.values()),
-        identities=tuple(identities.values()),
-        messages=tuple(messages),
-    )
+    message, unreadable = message_staged(item.message)
+    if unreadable:
+        counts[SKIP_UNREADABLE] += unreadable
+    return item if message is item.message else dataclasses.replace(item, message=message)
 
 
 def _merged(reader: Mapping[str, int], staged: Mapping[str, int]) -> dict[str, int]:
@@ -232,7 +179,7 @@ def _write(
     staged: Counter[str],
     read_skips: Mapping[str, int],
 ) -> None:
-    batch = _batch_of(stream, items)
+    batch = Batch.from_items(stream.account, items)
 
     def progress(result: BatchResult) -> None:  # in the batch's transaction
         before = ImportJob.objects.filter(pk=job.pk).values_list("staged_skips", flat=True)[0]

@@ -16,7 +16,7 @@ from archive.imports.jobs import import_run as import_run_job
 from archive.imports.selectors import import_chats, import_get, import_list, import_progress
 from archive.imports.services import import_job_cancel, import_job_create, import_job_resume
 from archive.imports.uploads import safe_file_name, upload_store
-from archive.web.pages import HtmxHttpRequest, error_page
+from archive.web.pages import HtmxHttpRequest
 from wirecat.errors import Conflict, NotFound, WireCatError
 
 
@@ -52,10 +52,7 @@ def imports(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def import_detail(request: HtmxHttpRequest, public_id: str) -> HttpResponse:
-    try:
-        job = import_get(public_id=public_id)
-    except NotFound as exc:
-        return error_page(request, exc)
+    job = import_get(public_id=public_id)
     context = {"p": import_progress(job), "chats": import_chats(job)}
     template = "archive/import_detail.html" + ("#progress" if request.htmx else "")
     return render(request, template, context)

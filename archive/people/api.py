@@ -20,8 +20,8 @@ from archive.people.selectors import PEOPLE_SORTS, people_list, person_page, sug
 from archive.people.services import identity_link, identity_unlink, person_create, suggestion_accept
 from archive.store.models import Identity
 from archive.tags.schemas import tag_out
-from archive.web.api import answers, requires, scope, window
-from wirecat.errors import Invalid, NotFound
+from archive.web.api import answers, caller_actor, requires, scope, window
+from wirecat.errors import Invalid
 
 router = Router(tags=["archive"])
 
@@ -102,7 +102,9 @@ def people_index(
 )
 @requires("people.write")
 def people_create(request: HttpRequest, body: PersonIn) -> PersonDetailOut:
-    person = person_create(name=body.name, identity_ids=body.identity_ids)
+    person = person_create(
+        name=body.name, identity_ids=body.identity_ids, actor=caller_actor(request)
+    )
     return _person_detail(person.pk)
 
 
@@ -128,7 +130,8 @@ def people_suggestions(request: HttpRequest) -> list[SuggestionOut]:
 )
 @requires("people.write")
 def people_suggestion_accept(request: HttpRequest, body: SuggestionIn) -> PersonDetailOut:
-    return _person_detail(suggestion_accept(identity_ids=body.identity_ids).pk)
+    person = suggestion_accept(identity_ids=body.identity_ids, actor=caller_actor(request))
+    return _person_detail(person.pk)
 
 
 @router.get(
@@ -150,7 +153,7 @@ def people_show(request: HttpRequest, person_id: int) -> PersonDetailOut:
 )
 @requires("people.write")
 def people_link(request: HttpRequest, person_id: int, body: IdentityIn) -> PersonDetailOut:
-    identity_link(identity_id=body.identity_id, person_id=person_id)
+    identity_link(identity_id=body.identity_id, person_id=person_id, actor=caller_actor(request))
     return _person_detail(person_id)
 
 
@@ -162,8 +165,5 @@ def people_link(request: HttpRequest, person_id: int, body: IdentityIn) -> Perso
 )
 @requires("people.write")
 def people_unlink(request: HttpRequest, person_id: int, body: IdentityIn) -> PersonDetailOut:
-    identity = Identity.objects.filter(pk=body.identity_id).first()
-    if identity is None or identity.person_id != person_id:
-        raise NotFound(f"identity {body.identity_id} is not linked to person {person_id}")
-    identity_unlink(identity_id=body.identity_id)
+    identity_unlink(identity_id=body.identity_id, person_id=person_id, actor=caller_actor(request))
     return _person_detail(person_id)

@@ -59,9 +59,16 @@ def identity_link(*, identity_id: int, person_id: int, actor: str = "owner") -> 
 
 
 @transaction.atomic
-def identity_unlink(*, identity_id: int, actor: str = "owner") -> Identity:
-    """Take an identity off its person (the person stays). Idempotent."""
+def identity_unlink(
+    *, identity_id: int, person_id: int | None = None, actor: str = "owner"
+) -> Identity:
+    """Take an identity off its person (the person stays). With `person_id` (the pages and
+    the API always give it: the person they unlink from) NotFound unless the identity is
+    linked to that person, so nobody unlinks another person's identity by its id. Without
+    it, idempotent."""
     identity = _identity(identity_id)
+    if person_id is not None and identity.person_id != person_id:
+        raise NotFound(f"identity {identity_id} is not linked to person {person_id}")
     if identity.person is None:
         return identity
     _audit(identity, identity.person, IdentityLink.Action.UNLINK, actor)

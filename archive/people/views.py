@@ -25,7 +25,6 @@ from archive.people.services import (
 )
 from archive.store.models import Identity
 from archive.tags.selectors import tag_names
-from archive.web.pages import error_page
 from wirecat.errors import Invalid, NotFound
 
 # --- people -------------------------------------------------------------------------------
@@ -55,10 +54,7 @@ def people(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def person_detail(request: HttpRequest, person_id: int) -> HttpResponse:
-    try:
-        detail = person_page(person_id=person_id)
-    except NotFound as exc:
-        return error_page(request, exc)
+    detail = person_page(person_id=person_id)
     find = request.GET.get("find", "")[:200]
     return render(
         request,
@@ -107,13 +103,11 @@ def person_edit_view(request: HttpRequest, person_id: int) -> HttpResponse:
                 identity = identity_link(identity_id=int(raw), person_id=person_id)
                 flash.success(request, f"Linked {identity} ({identity.provider}).")
             else:
-                identity = identity_unlink(identity_id=int(raw))
+                identity = identity_unlink(identity_id=int(raw), person_id=person_id)
                 flash.success(request, f"Unlinked {identity} ({identity.provider}).")
         else:
             raise Invalid("action: rename, link or unlink")
-    except NotFound as exc:
-        return error_page(request, exc)
-    except Invalid as exc:
+    except Invalid as exc:  # said on the person's page; NotFound is the error page
         flash.error(request, str(exc))
     return redirect("archive:person", person_id=person_id)
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+
 from django.http import HttpRequest
 from ninja import Router
 
 from archive.search.facets import FacetValue
 from archive.search.schemas import FacetsOut, FacetValueOut, SearchHitOut, SearchOut, SnippetPart
 from archive.search.selectors import message_search
-from archive.search.services.searches import search_record
+from archive.search.services.searches import search_run, search_run_record
 from archive.web.api import answers, requires, scope
+from archive.web.middleware import after_response
 
 router = Router(tags=["archive"])
 
@@ -36,8 +39,9 @@ def search_messages(
     that narrows the query to it. A syntax error answers 422 with the problem and its
     `position`."""
     page = message_search(query=q, sort=sort, cursor=cursor, limit=limit, facets=facets)
-    if cursor is None:
-        search_record(query=q, sort=sort)
+    run = search_run(query=q, sort=sort, cursor=cursor)
+    if run is not None:  # recorded once the answer is sent, as the page does
+        after_response(request, functools.partial(search_run_record, run=run))
 
     def values(found: list[FacetValue]) -> list[FacetValueOut]:
         return [FacetValueOut(label=v.label, count=v.count, operator=v.operator) for v in found]
@@ -74,4 +78,5 @@ def search_messages(
         if page.facets
         else None,
         suggestion=page.suggestion,
+        stems_behind=page.stems_behind,
     )

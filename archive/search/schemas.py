@@ -61,3 +61,6 @@ class SearchOut(Schema):
     next_cursor: str | None
     facets: FacetsOut | None
     suggestion: str | None  # "did you mean": the query with known words, when it found little
+    # The stems index is behind (messages wait for their stems, or it is being rebuilt): a
+    # word's other forms are found only in what it holds, the words as written everywhere.
+    stems_behind: bool = False

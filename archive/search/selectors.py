@@ -16,7 +16,7 @@ from archive.search.compiler import Compiled, compile_query
 from archive.search.facets import FACET_WINDOW, Facets, message_facets
 from archive.search.models import SavedSearch
 from archive.search.parser import Filter, Group, Node, parse, to_json
-from archive.search.services.index import stems_drain_before_search
+from archive.search.services.index import stems_for_search
 from archive.search.suggest import did_you_mean
 from archive.store.models import Message
 from archive.tags.selectors import tagged_via
@@ -52,6 +52,10 @@ class SearchPage:
     next_cursor: str | None = None
     facets: Facets | None = None
     suggestion: str | None = None  # "did you mean": the query with known words instead
+    # The stems index is behind (messages wait for their stems, or it is being rebuilt):
+    # other forms of a word are found only in what it holds, the words index answers alone
+    # for the rest.
+    stems_behind: bool = False
 
 
 def _cursor_offset(cursor: str | None) -> int:
@@ -90,9 +94,10 @@ def message_search(
     page = SearchPage(query=query, parsed=to_json(tree), sort=sort)
     if tree is None:
         return page
-    # Every search first catches the stems index up (for at most ~200 ms).
-    analyzer = stems_drain_before_search()
-    compiled = compile_query(tree, analyzer=analyzer)
+    # A search reads the stems index as it stands (the index job fills it, never a read).
+    stems = stems_for_search()
+    page.stems_behind = stems.behind
+    compiled = compile_query(tree, analyzer=stems.analyzer)
     plan = compiled.plan
     if plan is not None and sort != "relevance":
         # Newest or oldest: candidates read whole when few, else a walk down the time index.
@@ -233,7 +238,7 @@ def message_ids_matching(query: str, *, most: int) -> list[int]:
     tree = parse(query)
     if tree is None:
         raise Invalid("query: empty; tag all results needs a search")
-    compiled = compile_query(tree, analyzer=stems_drain_before_search())
+    compiled = compile_query(tree, analyzer=stems_for_search().analyzer)
     deleted = "" if compiled.include_deleted else " AND m.deleted_at IS NULL"
     with connection.cursor() as cursor:
         cursor.execute(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import urlencode
 
 from django.contrib import messages as flash
@@ -14,10 +15,16 @@ from django.views.decorators.vary import vary_on_headers
 from archive.search.parser import QuerySyntaxError
 from archive.search.selectors import SORTS as SEARCH_SORTS
 from archive.search.selectors import message_search, recent_searches, saved_searches
-from archive.search.services.searches import search_delete, search_record, search_save
+from archive.search.services.searches import (
+    search_delete,
+    search_run,
+    search_run_record,
+    search_save,
+)
 from archive.tags.selectors import tag_names
-from archive.web.pages import HtmxHttpRequest, error_page
-from wirecat.errors import Invalid, NotFound
+from archive.web.middleware import after_response
+from archive.web.pages import HtmxHttpRequest
+from wirecat.errors import Invalid
 
 
 @require_GET
@@ -30,6 +37,7 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         sort = "relevance"
     context: dict[str, object] = {"query": query, "sort": sort, "sorts": SEARCH_SORTS}
     cursor = request.GET.get("cursor") or None
+    run = None
     try:
         context["page"] = message_search(query=query, sort=sort, cursor=cursor, facets=True)
     except QuerySyntaxError as exc:
@@ -37,17 +45,18 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     except Invalid as exc:
         context["problem"] = exc
     else:
-        # Every search the owner runs is recorded (its parameters); the requests made
-        # while typing are not runs, and neither are further pages.
-        typing = request.htmx and request.htmx.trigger == "q"
-        if not typing and cursor is None:
-            search_record(query=query, sort=sort)
+        typing = bool(request.htmx and request.htmx.trigger == "q")
+        run = search_run(query=query, sort=sort, cursor=cursor, typing=typing)
     if request.htmx:
-        return render(request, "archive/search.html#results", context)
-    context["saved"] = saved_searches()
-    context["recent"] = recent_searches()
-    context["tag_choices"] = tag_names(limit=200)
-    return render(request, "archive/search.html", context)
+        response = render(request, "archive/search.html#results", context)
+    else:
+        context["saved"] = saved_searches()
+        context["recent"] = recent_searches()
+        context["tag_choices"] = tag_names(limit=200)
+        response = render(request, "archive/search.html", context)
+    if run is not None:  # recorded once the answer is sent: a read never waits on a write
+        after_response(request, functools.partial(search_run_record, run=run))
+    return response
 
 
 @require_POST
@@ -65,9 +74,6 @@ def search_save_view(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def search_delete_view(request: HttpRequest, saved_id: int) -> HttpResponse:
-    try:
-        search_delete(saved_id=saved_id)
-    except NotFound as exc:
-        return error_page(request, exc)
+    search_delete(saved_id=saved_id)
     flash.success(request, "Saved search deleted.")
     return redirect("archive:search")

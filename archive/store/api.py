@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-from django.http import FileResponse, HttpRequest
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from ninja import Router
 
-from archive.store.blobs import blob_open
-from archive.store.models import Chat
 from archive.store.schemas import (
     ChatMessagesOut,
     ChatOut,
     MessageContextOut,
     message_out,
 )
-from archive.store.selectors import chat_get, chat_messages, message_get, messages_full
+from archive.store.selectors import chat_get, chat_list, chat_messages, message_get, messages_full
 from archive.store.services.attachments import attachment_download
 from archive.web.api import answers, requires, scope, window
+from archive.web.files import attachment_response
 from archive.web.schemas import ErrorOut
-from wirecat.errors import Invalid, NotFound, TooLarge
+from wirecat.errors import Invalid, TooLarge
 
 router = Router(tags=["messages"])
 
@@ -34,7 +33,7 @@ ATTACHMENT_MAX = 100 * 1024 * 1024  # larger files are refused here (413): use t
 @requires("messages.read")
 def chats(request: HttpRequest, limit: int = 100, offset: int = 0) -> list[ChatOut]:
     page = window(limit, offset, 500)
-    rows = Chat.objects.select_related("account").order_by("-last_message_at", "-id")
+    rows = chat_list(sort="recent")  # the Chats page's list, in its order
     return [
         ChatOut(
             id=c.pk,
@@ -119,13 +118,4 @@ def attachment_bytes(request: HttpRequest, attachment_id: str) -> HttpResponseBa
         raise TooLarge(
             f"attachment: larger than {ATTACHMENT_MAX // (1 << 20)} MB; download it from the page"
         )
-    try:
-        handle = blob_open(download.path)
-    except Invalid as exc:
-        raise NotFound(str(exc)) from exc
-    response = FileResponse(
-        handle, as_attachment=True, filename=download.name, content_type="application/octet-stream"
-    )
-    response["X-Content-SHA256"] = download.attachment.sha256
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    return attachment_response(download)

@@ -4,10 +4,10 @@ what only one provider has travels in `metadata` / `raw_json`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 MAX_BATCH_MESSAGES = 5_000
 
@@ -85,6 +85,20 @@ class DeletionRecord:
     deleted_at: datetime
 
 
+class Item(Protocol):
+    """One message with its chat and the people it names, as a reader hands it over
+    (archive.connectors.base.ImportItem)."""
+
+    @property
+    def chat(self) -> ChatRecord: ...
+
+    @property
+    def message(self) -> MessageRecord: ...
+
+    @property
+    def identities(self) -> tuple[IdentityRecord, ...]: ...
+
+
 @dataclass(frozen=True)
 class Batch:
     """What one transaction records. `cursor`, when set, advances with the batch or not at all."""
@@ -96,6 +110,34 @@ class Batch:
     deletions: tuple[DeletionRecord, ...] = ()
     cursor: dict[str, Any] | None = None
     cursor_stream: str = ""
+
+    @classmethod
+    def from_items(
+        cls,
+        account: AccountRecord,
+        items: Iterable[Item],
+        *,
+        cursor: dict[str, Any] | None = None,
+        cursor_stream: str = "",
+    ) -> Batch:
+        """The batch of `items`: their messages in order, each chat and person once (as
+        the last item to name it describes it)."""
+        chats: dict[str, ChatRecord] = {}
+        identities: dict[str, IdentityRecord] = {}
+        messages: list[MessageRecord] = []
+        for item in items:
+            chats[item.chat.external_id] = item.chat
+            for identity in item.identities:
+                identities[identity.external_id] = identity
+            messages.append(item.message)
+        return cls(
+            account=account,
+            chats=tuple(chats.values()),
+            identities=tuple(identities.values()),
+            messages=tuple(messages),
+            cursor=cursor,
+            cursor_stream=cursor_stream,
+        )
 
 
 @dataclass

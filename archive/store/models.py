@@ -309,3 +309,24 @@ class ConnectorState(models.Model):
 
     def __str__(self) -> str:
         return f"cursor of account {self.account_id} {self.stream}".strip()
+
+
+class Change(models.Model):
+    """The changes feed, in order: message added, edited, tombstoned; tag added, removed;
+    send status. Written by `archive.store.changes` alone (its `ChangeKind` names the kinds),
+    in the transaction of its cause."""
+
+    kind = models.CharField(max_length=24)
+    # Plain ids, not foreign keys: the feed outlives what it reports (a purged message's
+    # change stays; purging never has to rewrite the feed).
+    message_pk = models.BigIntegerField(null=True, blank=True)
+    chat_pk = models.BigIntegerField(null=True, blank=True)
+    tag = models.CharField(max_length=64, blank=True)
+    target_kind = models.CharField(max_length=8, blank=True)
+    target_id = models.BigIntegerField(null=True, blank=True)
+    at = models.DateTimeField()
+    # Changes made by importing history or a repair pass: in the feed, told to no webhook.
+    quiet = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"{self.pk} {self.kind}"

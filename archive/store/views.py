@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.paginator import Paginator
-from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse
@@ -13,7 +13,6 @@ from django.views.decorators.vary import vary_on_headers
 from archive.people.selectors import (
     activity_weeks,
 )
-from archive.store.blobs import blob_open
 from archive.store.selectors import (
     CHAT_SORTS,
     chat_get,
@@ -23,8 +22,8 @@ from archive.store.selectors import (
 from archive.store.selectors import chat_list as chat_list_selector
 from archive.store.services.attachments import attachment_download, attachment_thumbnail
 from archive.tags.selectors import tag_names, tags_of
-from archive.web.pages import HtmxHttpRequest, error_page
-from wirecat.errors import Invalid, NotFound
+from archive.web.files import attachment_response, thumbnail_response
+from archive.web.pages import HtmxHttpRequest
 
 
 @require_GET
@@ -41,20 +40,17 @@ def chat_list(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 @vary_on_headers("HX-Request")
 def chat_detail(request: HtmxHttpRequest, chat_id: int) -> HttpResponse:
-    try:
-        chat = chat_get(chat_id=chat_id)
-        include_deleted = request.GET.get("deleted") == "1"
-        at = request.GET.get("at")
-        focus = message_get(public_id=at) if at else None
-        window = chat_messages(
-            chat=chat,
-            before=request.GET.get("before") or None,
-            after=request.GET.get("after") or None,
-            around=focus,
-            include_deleted=include_deleted or bool(focus and focus.deleted_at),
-        )
-    except (NotFound, Invalid) as exc:
-        return error_page(request, exc)
+    chat = chat_get(chat_id=chat_id)
+    include_deleted = request.GET.get("deleted") == "1"
+    at = request.GET.get("at")
+    focus = message_get(public_id=at) if at else None
+    window = chat_messages(
+        chat=chat,
+        before=request.GET.get("before") or None,
+        after=request.GET.get("after") or None,
+        around=focus,
+        include_deleted=include_deleted or bool(focus and focus.deleted_at),
+    )
     context = {
         "chat": chat,
         "window": window,
@@ -74,64 +70,30 @@ def chat_detail(request: HtmxHttpRequest, chat_id: int) -> HttpResponse:
 
 @require_GET
 def message_permalink(request: HttpRequest, public_id: str) -> HttpResponse:
-    try:
-        message = message_get(public_id=public_id)
-    except NotFound as exc:
-        return error_page(request, exc)
+    message = message_get(public_id=public_id)
     url = reverse("archive:chat", kwargs={"chat_id": message.chat_id})
     return HttpResponseRedirect(f"{url}?at={message.public_id}#{message.public_id}")
 
 
 # --- attachments --------------------------------------------------------------------------
 
-_UNTRUSTED = {
-    "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "default-src 'none'; sandbox",
-    "Cross-Origin-Resource-Policy": "same-origin",
-}
-
 
 @require_GET
 def attachment_download_view(request: HttpRequest, public_id: str) -> HttpResponseBase:
     """The stored bytes, always as a download (never rendered), with their SHA-256."""
-    try:
-        download = attachment_download(public_id=public_id)
-        handle = blob_open(download.path)
-    except (NotFound, Invalid) as exc:
-        return error_page(request, NotFound(str(exc)))
-    response = FileResponse(
-        handle,
-        as_attachment=True,
-        filename=download.name,
-        content_type="application/octet-stream",
-    )
-    for header, value in _UNTRUSTED.items():
-        response[header] = value
-    response["X-Content-SHA256"] = download.attachment.sha256
-    return response
+    return attachment_response(attachment_download(public_id=public_id))
 
 
 @require_GET
 def attachment_thumbnail_view(request: HttpRequest, public_id: str) -> HttpResponseBase:
-    try:
-        path = attachment_thumbnail(public_id=public_id)
-    except (NotFound, Invalid) as exc:
-        return error_page(request, NotFound(str(exc)))
-    response = FileResponse(path.open("rb"), content_type="image/png")
-    for header, value in _UNTRUSTED.items():
-        response[header] = value
-    response["Cache-Control"] = "private, max-age=86400"
-    return response
+    return thumbnail_response(attachment_thumbnail(public_id=public_id))
 
 
 @require_GET
 @vary_on_headers("HX-Request")
 def message_revisions(request: HtmxHttpRequest, public_id: str) -> HttpResponse:
     """The earlier texts of an edited message, oldest first."""
-    try:
-        message = message_get(public_id=public_id)
-    except NotFound as exc:
-        return error_page(request, exc)
+    message = message_get(public_id=public_id)
     revisions = list(message.revisions.order_by("recorded_at", "id"))
     template = "archive/revisions.html" + ("#list" if request.htmx else "")
     return render(request, template, {"m": message, "revisions": revisions})

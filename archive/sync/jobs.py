@@ -6,8 +6,8 @@ import logging
 
 from celery import shared_task
 
-from archive.sync.services import account_sync as account_sync_service
-from archive.sync.services import accounts_repair as accounts_repair_service
+from archive.sync.services.run import account_sync as account_sync_service
+from archive.sync.services.run import accounts_repair as accounts_repair_service
 from wirecat.errors import NotFound
 
 log = logging.getLogger(__name__)

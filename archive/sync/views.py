@@ -8,39 +8,17 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from archive.connectors.live import token_forms
 from archive.sync.jobs import account_sync as account_sync_job
 from archive.sync.selectors import sync_row, sync_rows
-from archive.sync.services import (
+from archive.sync.services.accounts import (
     sync_connect,
     sync_disconnect,
     sync_get,
     sync_interval_set,
-    telegram_login_continue,
-    telegram_login_start,
 )
-from wirecat.errors import Invalid, NotFound, WireCatError
-
-CONNECT_FORMS = {
-    "telegram_bot": {
-        "title": "Telegram bot",
-        "help": "A token from @BotFather. The bot sees the chats it is a member of, from the"
-        " moment it joined.",
-        "api": "api.telegram.org",
-    },
-    "discord_bot": {
-        "title": "Discord bot",
-        "help": "A bot token from the Discord developer portal (Bot → Reset Token), with the"
-        " Message Content intent on. The first sync reads the whole history of every text"
-        " channel of the servers the bot is in.",
-        "api": "discord.com/api/v10",
-    },
-    "max_bot": {
-        "title": "MAX bot",
-        "help": "A token from MAX for partners (Chat bots → ⋮ → Settings). The bot sees the"
-        " chats it is in from the moment it joined.",
-        "api": "platform-api2.max.ru",
-    },
-}
+from archive.sync.services.login import live_login_advance, live_login_start
+from wirecat.errors import Invalid, WireCatError
 
 
 def _interval(raw: str) -> int:
@@ -49,6 +27,7 @@ def _interval(raw: str) -> int:
     return int(raw)
 
 
+LOGIN_KIND = "telegram_user"  # the live connector the page's login connects
 LOGIN_KEY = "telegram_login"  # the owner's session: the sealed login state and its step
 
 
@@ -61,7 +40,7 @@ def _page(
         "archive/sync.html",
         {
             "rows": sync_rows(),
-            "forms": CONNECT_FORMS,
+            "forms": token_forms(),
             "error": error,
             "login_step": pending.get("step", "start"),
             "login_error": login_error,
@@ -83,27 +62,22 @@ def telegram_login_view(request: HttpRequest) -> HttpResponse:
     try:
         pending = request.session.get(LOGIN_KEY)
         if post.get("step") == "start" or not pending:
-            sealed, step = telegram_login_start(
-                api_id=post.get("api_id", ""),
-                api_hash=post.get("api_hash", ""),
-                phone=post.get("phone", ""),
+            progress = live_login_start(kind=LOGIN_KIND, fields=post.dict())
+        else:
+            progress = live_login_advance(
+                kind=LOGIN_KIND,
+                sealed=pending["state"],
+                fields=post.dict(),
+                interval_seconds=_interval(post.get("interval", "300")),
             )
-            request.session[LOGIN_KEY] = {"state": sealed, "step": step}
-            return redirect("archive:sync")
-        sealed, sync = telegram_login_continue(
-            sealed=pending["state"],
-            code=post.get("code", ""),
-            password=post.get("password", ""),
-            interval_seconds=_interval(post.get("interval", "300")),
-        )
     except Invalid as exc:
         return _page(request, login_error=str(exc), status=422)
-    if sync is None:
-        request.session[LOGIN_KEY] = {"state": sealed, "step": "password"}
+    if progress.sync is None:
+        request.session[LOGIN_KEY] = {"state": progress.sealed, "step": progress.step}
         return redirect("archive:sync")
     request.session.pop(LOGIN_KEY, None)
-    account_sync_job.delay_on_commit(sync.pk, force=True)
-    flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
+    account_sync_job.delay_on_commit(progress.sync.pk, force=True)
+    flash.success(request, f"Connected {progress.sync.account.name}; the first sync is on its way.")
     return redirect("archive:sync")
 
 
@@ -163,8 +137,9 @@ def sync_connect_view(request: HttpRequest) -> HttpResponse:
             account_sync_job.delay_on_commit(sync.pk, force=True)
             flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
             return redirect("archive:sync")
-        if kind not in CONNECT_FORMS:
-            raise Invalid(f"kind: one of {', '.join([*CONNECT_FORMS, 'imap', 'imessage'])}")
+        forms = token_forms()
+        if kind not in forms:
+            raise Invalid(f"kind: one of {', '.join([*forms, 'imap', 'imessage'])}")
         token = request.POST.get("token", "").strip()
         if not token:
             raise Invalid("token: needed")
@@ -190,8 +165,8 @@ def sync_connect_view(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def sync_account_view(request: HttpRequest, public_id: str) -> HttpResponse:
     """GET: the account's row (htmx polls it while a run is going). POST: an action."""
+    sync = sync_get(public_id)  # NotFound: the error page
     try:
-        sync = sync_get(public_id)
         if request.method == "GET":
             return render(request, "archive/_sync_row.html", {"row": sync_row(sync)})
         action = request.POST.get("action", "")
@@ -216,8 +191,6 @@ def sync_account_view(request: HttpRequest, public_id: str) -> HttpResponse:
             flash.success(request, f"Disconnected {name}; its messages stay in the archive.")
         else:
             raise Invalid("action: now, interval, pause, resume or disconnect")
-    except NotFound as exc:
-        return render(request, "error.html", {"error": exc}, status=exc.http_status)
     except WireCatError as exc:
         flash.error(request, str(exc))
     return redirect("archive:sync")

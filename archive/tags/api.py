@@ -17,7 +17,7 @@ from archive.tags.schemas import (
 )
 from archive.tags.selectors import tag_list, tags_of
 from archive.tags.services import tag_add, tag_delete, tag_merge, tag_remove, tag_rename, tag_target
-from archive.web.api import answers, requires, scope
+from archive.web.api import answers, caller_actor, requires, scope
 
 router = Router(tags=["archive"])
 
@@ -65,7 +65,8 @@ def tags_on(request: HttpRequest, kind: str, key: str) -> list[TagOut]:
 )
 @requires("tags.write")
 def tags_add(request: HttpRequest, body: TagTargetIn) -> TagOut:
-    return tag_out(tag_add(target=tag_target(kind=body.kind, key=body.key), name=body.name))
+    target = tag_target(kind=body.kind, key=body.key)
+    return tag_out(tag_add(target=target, name=body.name, actor=caller_actor(request)))
 
 
 @router.post(

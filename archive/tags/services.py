@@ -8,13 +8,14 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import QuerySet
 from django.db.models.functions import Lower
 from django.utils import timezone
 
 from archive.search.selectors import message_ids_matching
+from archive.store import changes
 from archive.store.models import Chat, Message, Person
 from archive.tags.models import Tag, TagBulk, TagBulkState, Tagging, TagTargetKind
 from wirecat.errors import Conflict, Invalid, NotFound
@@ -99,28 +100,20 @@ def _ensure(name: str) -> Tag:
         return found
 
 
-def _changed(kind: str, tag: Tag, where: str, params: list[Any]) -> None:
-    """Changes-feed rows ("tag.added"/"tag.removed") for the taggings `where` selects."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO archive_change (kind, message_pk, chat_pk, tag, target_kind,"
-            " target_id, at, quiet) SELECT %s, CASE WHEN g.target_kind = 'message' THEN"
-            " g.target_id END, NULL, %s, g.target_kind, g.target_id, %s, 0"
-            " FROM archive_tagging AS g"
-            f" WHERE {where} ORDER BY g.id",
-            [kind, tag.name, timezone.now(), *params],
-        )
+def _targets(taggings: QuerySet[Tagging]) -> list[tuple[str, int]]:
+    """(target kind, target id) of the taggings, in the order they were made."""
+    return list(taggings.order_by("id").values_list("target_kind", "target_id"))
 
 
 @transaction.atomic
 def tag_add(*, target: TagTarget, name: str, actor: str = "owner") -> Tag:
     """Put tag `name` on `target`, making the tag when it is new. Idempotent."""
     tag = _ensure(name)
-    tagging, made = Tagging.objects.get_or_create(
+    _, made = Tagging.objects.get_or_create(
         tag=tag, target_kind=target.kind, target_id=target.pk, defaults={"actor": actor}
     )
     if made:
-        _changed("tag.added", tag, "g.id = %s", [tagging.pk])
+        changes.tags_changed(added=True, tag=tag.name, targets=[(target.kind, target.pk)])
     return tag
 
 
@@ -130,11 +123,11 @@ def tag_remove(*, target: TagTarget, name: str) -> bool:
     tag = _find(tag_name_clean(name))
     if tag is None:
         return False
-    where = "g.tag_id = %s AND g.target_kind = %s AND g.target_id = %s"
-    _changed("tag.removed", tag, where, [tag.pk, target.kind, target.pk])
     deleted, _ = Tagging.objects.filter(
         tag=tag, target_kind=target.kind, target_id=target.pk
     ).delete()
+    if deleted:
+        changes.tags_changed(added=False, tag=tag.name, targets=[(target.kind, target.pk)])
     return bool(deleted)
 
 
@@ -167,12 +160,10 @@ def tag_merge(*, name: str, into: str) -> Tag:
     target = _ensure(into)
     if target.pk == source.pk:
         raise Invalid("merge: a tag cannot be merged into itself")
-    _changed("tag.removed", source, "g.tag_id = %s", [source.pk])
-    fresh = (
-        "g.tag_id = %s AND NOT EXISTS (SELECT 1 FROM archive_tagging AS t WHERE t.tag_id = %s"
-        " AND t.target_kind = g.target_kind AND t.target_id = g.target_id)"
-    )
-    _changed("tag.added", target, fresh, [source.pk, target.pk])
+    moving = _targets(source.taggings.all())
+    had = set(_targets(target.taggings.all()))
+    changes.tags_changed(added=False, tag=source.name, targets=moving)
+    changes.tags_changed(added=True, tag=target.name, targets=[t for t in moving if t not in had])
     with connection.cursor() as cursor:
         cursor.execute(
             "UPDATE OR IGNORE archive_tagging SET tag_id = %s WHERE tag_id = %s",
@@ -188,10 +179,10 @@ def tag_delete(*, name: str) -> int:
     tag = _find(tag_name_clean(name))
     if tag is None:
         return 0
-    count = tag.taggings.count()
-    _changed("tag.removed", tag, "g.tag_id = %s", [tag.pk])
+    removed = _targets(tag.taggings.all())
+    changes.tags_changed(added=False, tag=tag.name, targets=removed)
     tag.delete()
-    return count
+    return len(removed)
 
 
 def tag_colour_set(*, name: str, colour: str) -> Tag:
@@ -214,9 +205,14 @@ def tag_bulk_create(*, query: str, name: str) -> TagBulk:
     return TagBulk.objects.create(tag=tag, query=query, total=len(ids))
 
 
-def tag_bulk_run(*, bulk_id: int, progress: Callable[[int, int], None] | None = None) -> TagBulk:
+def tag_bulk_run(
+    *,
+    bulk_id: int,
+    progress: Callable[[int, int], None] | None = None,
+    actor: str = "owner",
+) -> TagBulk:
     """Tag the matches of a recorded run, a slice per transaction; the taggings it makes
-    (not those already there) are linked to the run."""
+    (not those already there) are linked to the run and recorded as made by `actor`."""
     bulk = TagBulk.objects.select_related("tag").filter(pk=bulk_id).first()
     if bulk is None:
         raise NotFound(f"tag-all run {bulk_id} does not exist")
@@ -231,19 +227,15 @@ def tag_bulk_run(*, bulk_id: int, progress: Callable[[int, int], None] | None = 
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
                 "INSERT INTO archive_tagging (tag_id, target_kind, target_id, actor, bulk_id,"
-                " created_at) SELECT %s, 'message', value, 'owner', %s, %s FROM json_each(%s)"
+                " created_at) SELECT %s, 'message', value, %s, %s, %s FROM json_each(%s)"
                 " WHERE true ON CONFLICT (tag_id, target_kind, target_id) DO NOTHING"
                 " RETURNING target_id",
-                [bulk.tag_id, bulk.pk, now, "[" + ",".join(map(str, chunk)) + "]"],
+                [bulk.tag_id, actor, bulk.pk, now, "[" + ",".join(map(str, chunk)) + "]"],
             )
             made = [int(row[0]) for row in cursor.fetchall()]
             added = len(made)
-            _changed(
-                "tag.added",
-                bulk.tag,
-                "g.bulk_id = %s AND g.target_kind = 'message'"
-                " AND g.target_id IN (SELECT value FROM json_each(%s))",
-                [bulk.pk, "[" + ",".join(map(str, made)) + "]"],
+            changes.tags_changed(
+                added=True, tag=bulk.tag.name, targets=[(TagTargetKind.MESSAGE, pk) for pk in made]
             )
             TagBulk.objects.filter(pk=bulk.pk).update(
                 done=start + len(chunk), added=bulk.added + added
@@ -263,7 +255,9 @@ def tag_bulk_undo(*, bulk_id: int) -> int:
     bulk = TagBulk.objects.select_related("tag").filter(pk=bulk_id).first()
     if bulk is None:
         raise NotFound(f"tag-all run {bulk_id} does not exist")
-    _changed("tag.removed", bulk.tag, "g.bulk_id = %s", [bulk.pk])
+    changes.tags_changed(
+        added=False, tag=bulk.tag.name, targets=_targets(Tagging.objects.filter(bulk=bulk))
+    )
     removed, _ = Tagging.objects.filter(bulk=bulk).delete()
     if bulk.state != TagBulkState.UNDONE:
         bulk.state = TagBulkState.UNDONE

@@ -27,7 +27,7 @@ from archive.tags.services import (
     tag_rename,
     tag_target,
 )
-from archive.web.pages import HtmxHttpRequest, _back, error_page
+from archive.web.pages import HtmxHttpRequest, _back
 from wirecat.errors import Conflict, Invalid, NotFound, WireCatError
 
 
@@ -58,10 +58,7 @@ def tag_remove_view(request: HtmxHttpRequest) -> HttpResponse:
 def _tag_change(request: HtmxHttpRequest, *, add: bool) -> HttpResponse:
     kind, key = request.POST.get("kind", ""), request.POST.get("key", "")
     name = request.POST.get("name", "")
-    try:
-        target = tag_target(kind=kind, key=key)
-    except (Invalid, NotFound) as exc:
-        return error_page(request, exc)
+    target = tag_target(kind=kind, key=key)
     problem = ""
     try:
         if add:
@@ -97,7 +94,7 @@ def tag_edit_view(request: HttpRequest, tag_id: int) -> HttpResponse:
     """Rename, recolour, merge or delete one tag (the button pressed says which)."""
     tag = Tag.objects.filter(pk=tag_id).first()
     if tag is None:
-        return error_page(request, NotFound(f"tag {tag_id} does not exist"))
+        raise NotFound(f"tag {tag_id} does not exist")
     action = request.POST.get("action", "")
     try:
         if action == "rename":
@@ -140,16 +137,13 @@ def tag_all_view(request: HttpRequest) -> HttpResponse:
 def tag_bulk_view(request: HtmxHttpRequest, bulk_id: int) -> HttpResponse:
     bulk = tag_bulk_get(bulk_id=bulk_id)
     if bulk is None:
-        return error_page(request, NotFound(f"tag-all run {bulk_id} does not exist"))
+        raise NotFound(f"tag-all run {bulk_id} does not exist")
     template = "archive/tag_bulk.html" + ("#progress" if request.htmx else "")
     return render(request, template, {"bulk": bulk})
 
 
 @require_POST
 def tag_bulk_undo_view(request: HttpRequest, bulk_id: int) -> HttpResponse:
-    try:
-        removed = tag_bulk_undo(bulk_id=bulk_id)
-    except NotFound as exc:
-        return error_page(request, exc)
+    removed = tag_bulk_undo(bulk_id=bulk_id)
     flash.success(request, f"Undone: {removed:,} taggings removed.")
     return redirect("archive:tag_bulk", bulk_id=bulk_id)

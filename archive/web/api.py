@@ -37,6 +37,13 @@ def caller_agent(request: HttpRequest) -> Agent | None:
     return auth if isinstance(auth, Agent) else None
 
 
+def caller_actor(request: HttpRequest) -> str:
+    """Who a write is recorded as having made (the `actor` every service takes):
+    "agent:<name>" for an agent's token, "owner" for the owner's session."""
+    agent = caller_agent(request)
+    return f"agent:{agent.name}" if agent is not None else "owner"
+
+
 def answers(ok: Any, status: int = 200) -> dict[int, Any]:
     """The documented answers of an operation: `ok`, and the one error shape for every
     error it can give (bad input, no or a bad token, a missing scope, not found, a

@@ -15,7 +15,12 @@ class HtmxHttpRequest(HttpRequest):
 
 
 def error_page(request: HttpRequest, exc: WireCatError) -> HttpResponse:
-    return render(request, "error.html", {"error": exc}, status=exc.http_status)
+    """The error page for `exc`: its message, its `http_status`; for an htmx request only
+    the message, to be swapped in where the answer was going. PageErrors (middleware)
+    calls this for every page, so a view raises and never maps an error by hand."""
+    htmx = getattr(request, "htmx", None)
+    template = "error.html" + ("#message" if htmx else "")
+    return render(request, template, {"error": exc}, status=exc.http_status)
 
 
 # --- tags ---------------------------------------------------------------------------------

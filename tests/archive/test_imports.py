@@ -5,9 +5,11 @@ from __future__ import annotations
 import gc
 import json
 import os
-from io import StringIO
+import zipfile
+from dataclasses import replace
+from io import BytesIO, StringIO
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -15,6 +17,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 
+from archive.connectors.base import ImportItem
 from archive.imports.jobs import import_run as import_run_job
 from archive.imports.models import ImportJob
 from archive.imports.services import (
@@ -25,7 +28,11 @@ from archive.imports.services import (
     import_job_resume,
     import_run,
 )
+from archive.store.blobs import blob_open
+from archive.store.domain import AccountRecord, AttachmentRecord, Batch, ChatRecord, IdentityRecord
 from archive.store.models import Message
+from archive.store.staging import batch_staged, message_staged
+from tests.factories import message
 
 pytestmark = pytest.mark.django_db
 
@@ -248,3 +255,41 @@ def test_an_import_never_loads_the_live_connectors_libraries(tmp_path: Path) -> 
         check=True,
     )
     assert "TELETHON False" in done.stdout.decode(), done.stdout.decode()[-2000:]
+
+
+def _unreadable() -> BinaryIO:
+    raise zipfile.BadZipFile("Bad CRC-32 for file 'photo.jpg'")
+
+
+def test_one_staging_policy_an_unreadable_attachment_is_kept_marked_and_counted() -> None:
+    """What imports and live sync share: bytes that cannot be read never fail the message."""
+    photo = AttachmentRecord(file_name="photo.jpg", content=lambda: BytesIO(b"a photo"))
+    broken = AttachmentRecord(file_name="broken.jpg", metadata={"n": 1}, content=_unreadable)
+    record = replace(message("1"), attachments=(photo, broken))
+    staged, unreadable = message_staged(record)
+    assert unreadable == 1
+    kept, missing = staged.attachments
+    assert kept.content is None and kept.blob_path is not None and kept.size == 7
+    with blob_open(kept.blob_path) as stream:
+        assert stream.read() == b"a photo"
+    assert (missing.content, missing.blob_path) == (None, None)
+    assert missing.metadata == {"n": 1, "file_missing": True}
+    account = AccountRecord(provider="telegram", external_id="a")
+    batch, counted = batch_staged(Batch(account=account, messages=(record, message("2"))))
+    assert counted == 1 and batch.messages[1] == message("2")
+    assert message_staged(message("3")) == (message("3"), 0)
+
+
+def test_a_batch_of_items_names_each_chat_and_person_once_in_their_last_words() -> None:
+    account = AccountRecord(provider="telegram", external_id="a")
+    ann, ann_renamed = IdentityRecord("u1", "Ann"), IdentityRecord("u1", "Ann B.")
+    items = [
+        ImportItem(ChatRecord("c1", title="Old"), message("1", chat="c1"), (ann,)),
+        ImportItem(ChatRecord("c2"), message("2", chat="c2")),
+        ImportItem(ChatRecord("c1", title="New"), message("3", chat="c1"), (ann_renamed,)),
+    ]
+    batch = Batch.from_items(account, items, cursor={"at": 3}, cursor_stream="imap")
+    assert [c.title for c in batch.chats] == ["New", ""]
+    assert batch.identities == (ann_renamed,)
+    assert [m.external_id for m in batch.messages] == ["1", "2", "3"]
+    assert (batch.account, batch.cursor, batch.cursor_stream) == (account, {"at": 3}, "imap")

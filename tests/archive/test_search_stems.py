@@ -1,17 +1,23 @@
 """The stems index: written by Python from a queue, per-script stemmers, rebuilt when the
-analyzer changes, kept right through edits and purges, drained before every search."""
+analyzer changes, kept right through edits and purges, filled by the index job once a batch
+commits — never by a search, which reads it as it stands and says when it is behind."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.db import connection
+from django.test import Client
 
 from archive.search.analyzer import Analyzer, latin_choices
+from archive.search.jobs import search_stems_drain
 from archive.search.models import SearchConfig
 from archive.search.selectors import message_search
 from archive.search.services.index import stems_drain
+from archive.store.effects import STEMS_QUEUED, Effect
 from archive.store.models import Message
 from archive.store.sink import batch_record, message_purge
 from tests.factories import T0, batch, message
@@ -61,6 +67,7 @@ def test_words_find_other_forms_and_exact_forms_rank_first() -> None:
             message("5", "nothing related", minutes=4),
         )
     )
+    stems_drain()  # the index job, once the batch commits
     hits = message_search(query="running").hits
     assert [h.message.external_id for h in hits] == ["2", "1"]  # the exact form first
     assert hits[0].score is not None and hits[1].score is None
@@ -95,8 +102,87 @@ def test_the_index_follows_edits_tombstones_and_purges() -> None:
     assert stem_rows("swim") == set() and queued() == 0
 
 
-def test_a_search_drains_the_queue_first() -> None:
+WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "SAVEPOINT", "BEGIN")
+
+
+def statements_of(action: Callable[[], object]) -> list[str]:
+    """Every SQL statement `action` sends to the store."""
+    seen: list[str] = []
+
+    def record(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        action()
+    return seen
+
+
+def writes(statements: list[str]) -> list[str]:
+    return [sql for sql in statements if sql.lstrip().upper().startswith(WRITES)]
+
+
+def test_a_search_never_writes_and_says_when_the_stems_are_behind(owner_client: Client) -> None:
     batch_record(batch=batch(message("1", "the cats are sleeping")))
     assert queued() == 1
-    assert found("cat") == ["1"]  # only the stems index has "cat"
-    assert queued() == 0
+    # Never indexed: the words index answers alone ("cat" is only a stem of "cats").
+    statements = statements_of(lambda: message_search(query="cat"))
+    assert statements and writes(statements) == []
+    page = message_search(query="cat")
+    assert (page.hits, page.stems_behind) == ([], True)
+    assert found("cats") == ["1"]
+    assert queued() == 1  # the queue is the index job's, not the search's
+
+    search_stems_drain.run()  # the index job (on the batch's commit, and every minute)
+    page = message_search(query="cat")
+    assert [h.message.external_id for h in page.hits] == ["1"] and not page.stems_behind
+
+    batch_record(batch=batch(message("2", "two cats, one mat", minutes=1)))
+    statements = statements_of(lambda: message_search(query="cat"))
+    assert writes(statements) == []
+    page = message_search(query="cat")
+    # The stems index answers for what it holds, the words index for what waits.
+    assert [h.message.external_id for h in page.hits] == ["1"] and page.stems_behind
+    assert found("cats") == ["2", "1"]
+    # The page and the API say so; neither fills the queue.
+    html = owner_client.get("/search/", {"q": "cat"}).content.decode()
+    assert "Word forms are still being indexed" in html
+    answer = owner_client.get("/api/search/messages", {"q": "cat"}).json()
+    assert answer["stems_behind"] is True and len(answer["hits"]) == 1
+    assert queued() == 1
+    search_stems_drain.run()
+    assert found("cat") == ["2", "1"]
+    answer = owner_client.get("/api/search/messages", {"q": "cat"}).json()
+    assert answer["stems_behind"] is False and len(answer["hits"]) == 2
+    assert "Word forms are still being indexed" not in (
+        owner_client.get("/search/", {"q": "cat"}).content.decode()
+    )
+
+
+def test_a_new_analyzer_is_used_only_once_the_job_has_rebuilt_the_index() -> None:
+    batch_record(batch=batch(message("1", "ella corre cada mañana")))
+    stems_drain()
+    SearchConfig.objects.filter(pk=1).update(latin_stemmers="english,spanish")
+    # The index holds English stems only: a search does not mix them with Spanish ones.
+    assert writes(statements_of(lambda: message_search(query="corriendo"))) == []
+    assert message_search(query="corriendo").stems_behind and found("corriendo") == []
+    stems_drain()
+    assert found("corriendo") == ["1"]
+
+
+def test_the_sinks_commit_asks_the_index_job_for_the_stems(
+    celery_inline: None, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True) as committed:
+        batch_record(batch=batch(message("1", "the cats are sleeping")))
+    assert committed == [Effect(STEMS_QUEUED)]
+    assert queued() == 0 and found("cat") == ["1"]  # the job ran once the batch committed
+    with django_capture_on_commit_callbacks() as again:
+        batch_record(batch=batch(message("1", "the cats are sleeping")))
+    assert again == []  # nothing changed: nothing to index
+    with django_capture_on_commit_callbacks(execute=True) as edited:
+        batch_record(batch=batch(message("1", "dogs barking", edited_at=T0 + timedelta(minutes=5))))
+    assert edited == [Effect(STEMS_QUEUED)] and found("dog") == ["1"] and found("cat") == []
+    with django_capture_on_commit_callbacks(execute=True) as purged:
+        message_purge(message_ids=[Message.objects.get().pk])
+    assert purged == [Effect(STEMS_QUEUED)] and stem_rows("dog") == set()

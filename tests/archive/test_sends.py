@@ -25,7 +25,8 @@ from archive.connectors.sending import (
 from archive.gateway.jobs import send_deliver as send_deliver_job
 from archive.gateway.models import Agent, IdempotencyKey, SendAttempt, SendOutcome
 from archive.gateway.services import agents as agent_service
-from archive.gateway.services.sends import gateway_settings
+from archive.gateway.services.sends import SEND_QUEUED, gateway_settings
+from archive.store.effects import Effect
 from archive.store.models import Account, Chat, DeliveryStatus, Message
 from archive.store.sink import batch_record
 from tests.factories import batch, message
@@ -129,16 +130,35 @@ def test_a_provider_failure_is_send_failed_with_its_reason(
     assert Message.objects.get(public_id=answer["message_id"]).delivery_status == "failed"
 
 
+def sends_queued(callbacks: list[Any]) -> list[Effect]:
+    return [c for c in callbacks if isinstance(c, Effect) and c.name == SEND_QUEUED]
+
+
 def test_a_queued_send_hands_itself_to_the_worker_on_commit(
-    client: Client, setup: dict[str, Any], django_capture_on_commit_callbacks: Any
+    client: Client,
+    owner_client: Client,
+    setup: dict[str, Any],
+    provider: Provider,
+    celery_inline: None,
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
     with django_capture_on_commit_callbacks() as queued:
-        send(client, setup, key="go")
-    assert len(queued) == 1  # send_deliver.delay, once the transaction commits
+        answer = send(client, setup, key="go").json()
+    attempt = SendAttempt.objects.get(public_id=answer["send_id"])
+    # The service asks for it; nothing goes out before the transaction commits.
+    assert sends_queued(queued) == [Effect(SEND_QUEUED, (("attempt_id", attempt.pk),))]
+    assert provider.sent == []
+    for callback in queued:  # the commit: the gateway's jobs enqueue send_deliver
+        callback()
+    assert [m.text for m in provider.sent] == [SECRET]
     Account.objects.update(send_permission="ask")
     with django_capture_on_commit_callbacks() as waiting:
-        send(client, setup, key="wait")
-    assert waiting == []  # "ask": nothing goes out until the owner approves
+        waits = send(client, setup, key="wait").json()
+    assert sends_queued(waiting) == []  # "ask": nothing goes out until the owner approves
+    with django_capture_on_commit_callbacks(execute=True):
+        owner_client.post(f"/sends/{waits['send_id']}/", {"decision": "approve"})
+    assert [m.text for m in provider.sent] == [SECRET, SECRET]
+    assert SendAttempt.objects.get(public_id=waits["send_id"]).outcome == SendOutcome.SENT
 
 
 def test_no_connector_for_the_provider_fails_clearly(client: Client, setup: dict[str, Any]) -> None:

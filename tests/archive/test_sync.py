@@ -24,11 +24,21 @@ from django.test import Client
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
+from archive.connectors.live import (
+    LIVE_CONNECTORS,
+    LiveKind,
+    live_connector_class,
+    live_login,
+    sending_providers,
+)
+from archive.connectors.sending import OutboundMessage, SendError, sender_for, unregister_sender
 from archive.store.models import Account, Chat, ConnectorState, Message, MessageRevision
 from archive.sync.credentials import KEY_FILE, unseal
 from archive.sync.jobs import account_sync as account_sync_job
 from archive.sync.models import SyncAccount, SyncRun
-from archive.sync.services import account_sync, sync_connect, sync_disconnect, sync_interval_set
+from archive.sync.services.accounts import sync_connect, sync_disconnect, sync_interval_set
+from archive.sync.services.run import account_sync
+from archive.sync.services.sending import senders_register
 from tests.archive.sync_support import agent_send
 from tests.providers.bot_api import ALICE, BOB, GROUP, PRIVATE, TOKEN, BotApi
 from wirecat.errors import Invalid
@@ -297,7 +307,7 @@ def test_a_worker_killed_mid_run_is_resumed_from_the_committed_cursor(
         state,
         "shell",
         "-c",
-        "from archive.sync.services import sync_connect as c;"
+        "from archive.sync.services.accounts import sync_connect as c;"
         f"print(c(kind='telegram_bot', credentials={{'token': {TOKEN!r}}},"
         f" settings={{'api_url': {bot_api.url!r}}}).public_id)",
         stdout=subprocess.PIPE,
@@ -440,7 +450,7 @@ def test_the_admin_edits_the_interval_through_the_service_and_never_shows_the_to
 
 def test_pages_recorded_together_keep_the_last_cursor_and_every_record() -> None:
     from archive.store.domain import AccountRecord, Batch
-    from archive.sync.services import _merged
+    from archive.sync.services.run import _merged
     from tests.factories import message
 
     account = AccountRecord(provider="telegram", external_id="bot1")
@@ -502,7 +512,7 @@ def test_every_http_connector_resumes_a_killed_run_from_its_committed_cursor(
             state,
             "shell",
             "-c",
-            "from archive.sync.services import sync_connect as c;"
+            "from archive.sync.services.accounts import sync_connect as c;"
             f"print(c(kind={kind!r}, credentials={{'token': {token!r}}},"
             f" settings={{'api_url': {server.url!r}}}).public_id)",
             stdout=subprocess.PIPE,
@@ -560,3 +570,51 @@ def test_provider_data_no_translation_foresaw_fails_the_run_and_keeps_what_came_
     assert Message.objects.filter(account=sync.account).count() == 100  # the page before
     sync.refresh_from_db()
     assert (sync.state, sync.lease_owner) == ("idle", "") and "ValueError" in sync.last_error
+
+
+# the live registry --------------------------------------------------------------------------
+
+
+def test_the_live_registry_says_what_its_connectors_say() -> None:
+    """What the table tells a process without importing a connector (its provider, whether
+    it sends, how the owner connects it) is what the connector's own class says."""
+    for kind, entry in LIVE_CONNECTORS.items():
+        connector = live_connector_class(kind)
+        assert (connector.kind, connector.provider) == (kind, entry.provider)
+        assert connector.capabilities.send or not entry.sends, kind
+        assert hasattr(connector, "token_form") == entry.token, kind
+        if entry.login:
+            assert callable(live_login(kind).start) and callable(live_login(kind).advance)
+
+
+def test_senders_are_the_registry_s_providers_and_a_new_one_joins_by_its_entry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert sending_providers() == ["telegram", "discord", "max"]
+    assert all(sender_for(provider) is not None for provider in sending_providers())
+    assert sender_for("mail") is None and sender_for("imessage") is None
+    fax = LiveKind("tests.nowhere:FaxBot", "fax", sends=True)
+    monkeypatch.setitem(LIVE_CONNECTORS, "fax_bot", fax)
+    senders_register()
+    try:
+        sender = sender_for("fax")
+        assert sender is not None
+        with pytest.raises(SendError, match="'fax-1' has no live connection"):
+            sender(OutboundMessage("fax-1", "chat-1", "hello", None, "snd_1"))
+    finally:
+        unregister_sender("fax")
+
+
+def test_the_sync_page_shows_each_token_connector_s_own_form(owner_client: Client) -> None:
+    page = owner_client.get("/sync/").content.decode()
+    for title, words, api in [
+        ("Telegram bot", "A token from @BotFather.", "api.telegram.org"),
+        ("Discord bot", "with the Message Content intent on.", "discord.com/api/v10"),
+        ("MAX bot", "A token from MAX for partners", "platform-api2.max.ru"),
+    ]:
+        assert f"Connect a {title}</h2>" in page and words in page
+        assert f"(empty: {api})" in page
+    kinds = ["telegram_bot", "discord_bot", "max_bot"]
+    assert [page.index(f'name="kind" value="{kind}"') for kind in kinds] == sorted(
+        page.index(f'name="kind" value="{kind}"') for kind in kinds
+    )

@@ -15,7 +15,8 @@ import pytest
 from archive.connectors.discord.bot import DiscordBot
 from archive.store.models import Chat, ConnectorState, Message, MessageRevision
 from archive.sync.models import SyncAccount
-from archive.sync.services import account_sync, accounts_repair, sync_connect
+from archive.sync.services.accounts import sync_connect
+from archive.sync.services.run import account_sync, accounts_repair
 from tests.archive.sync_support import agent_send
 from tests.providers.discord_api import ANN, BEN, GENERAL, NEWS, TOKEN, VOICE, DiscordApi
 

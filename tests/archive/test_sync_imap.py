@@ -5,16 +5,20 @@ a recreated folder read again without duplicates, nothing marked read, refused l
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from typing import Any, BinaryIO
 
 import pytest
 from django.test import Client
 
+from archive.connectors.live import Page, register_live
+from archive.connectors.mail.imap import Imap
 from archive.store.blobs import blob_open
 from archive.store.models import Attachment, Chat, ConnectorState, Message
 from archive.sync.models import SyncAccount
-from archive.sync.services import account_sync, sync_connect
+from archive.sync.services.accounts import sync_connect
+from archive.sync.services.run import account_sync
 from tests.providers.dovecot import PASSWORD, USER, Dovecot, dovecot, mail
 from wirecat.errors import Invalid
 
@@ -138,3 +142,44 @@ def test_the_sync_page_connects_a_mailbox_and_explains_bad_input(
     assert len(callbacks) == 1
     page = owner_client.get("/sync/").content.decode()
     assert USER in page and "Mail (IMAP)" in page and PASSWORD not in page
+
+
+def _unreadable() -> BinaryIO:
+    raise OSError("the part could not be read")
+
+
+class UnreadableParts(Imap):
+    """The IMAP connector as it is, except that no attachment's bytes can be read."""
+
+    def fetch(self, cursor: Mapping[str, Any], limit: int) -> Page:
+        page = super().fetch(cursor, limit)
+        if page.batch is None:
+            return page
+        messages = tuple(
+            replace(m, attachments=tuple(replace(a, content=_unreadable) for a in m.attachments))
+            for m in page.batch.messages
+        )
+        return replace(page, batch=replace(page.batch, messages=messages))
+
+
+def test_an_attachment_that_cannot_be_read_leaves_its_message_recorded(
+    imap: Dovecot, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The staging policy imports have: the attachment is kept as its metadata without
+    bytes, marked and counted; the message, and the page it came in, are recorded."""
+    caplog.set_level(logging.INFO)
+    imap.append("INBOX", mail(1, subject="Trip", attachment=("route.gpx", b"<gpx>route</gpx>")))
+    imap.append("INBOX", mail(2, subject="Trip", reply_to=1))
+    register_live("imap", UnreadableParts)
+    try:
+        sync = connect(imap)
+        run = account_sync(sync_account_id=sync.pk)
+    finally:
+        register_live("imap", Imap)
+    assert run is not None and (run.outcome, run.added, run.error) == ("done", 2, "")
+    attachment = Attachment.objects.get()
+    assert attachment.message.external_id == "m1@example.org"
+    assert (attachment.file_name, attachment.path) == ("route.gpx", None)
+    assert attachment.provider_metadata["file_missing"] is True
+    assert "1 attachments could not be read" in caplog.text
+    assert ConnectorState.objects.get(account=sync.account).cursor["folders"]["INBOX"]["uid"] == 2

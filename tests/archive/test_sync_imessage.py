@@ -14,7 +14,8 @@ from archive.connectors.imessage.live import IMessageLive
 from archive.connectors.live import LiveError
 from archive.connectors.sending import OutboundMessage, SendError
 from archive.store.models import Chat, ConnectorState, Message
-from archive.sync.services import account_sync, sync_connect
+from archive.sync.services.accounts import sync_connect
+from archive.sync.services.run import account_sync
 from tests.fixtures.imessage.chatdb import ChatDb
 from wirecat.errors import Invalid
 

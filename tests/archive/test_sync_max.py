@@ -11,7 +11,8 @@ import pytest
 
 from archive.store.models import Chat, ConnectorState, Message, MessageRevision
 from archive.sync.models import SyncAccount
-from archive.sync.services import account_sync, sync_connect
+from archive.sync.services.accounts import sync_connect
+from archive.sync.services.run import account_sync
 from tests.archive.sync_support import agent_send
 from tests.providers.max_api import DIALOG, OLEG, TEAM, TOKEN, VERA, MaxApi
 

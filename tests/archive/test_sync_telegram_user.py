@@ -18,7 +18,8 @@ from archive.connectors.sending import OutboundMessage
 from archive.connectors.telegram.user import TelegramUser
 from archive.store.models import Chat, ConnectorState, Message, MessageRevision
 from archive.sync.models import SyncAccount
-from archive.sync.services import account_sync, accounts_repair, sync_connect
+from archive.sync.services.accounts import sync_connect
+from archive.sync.services.run import account_sync, accounts_repair
 from tests.providers.telethon_double import ANNA, GROUP, ME, T0, ClientDouble
 
 pytestmark = pytest.mark.django_db
@@ -154,11 +155,11 @@ def test_logging_in_on_the_sync_page_phone_code_then_password(
     monkeypatch: pytest.MonkeyPatch,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    from archive.connectors.telegram import user as telegram_user
+    from archive.connectors.telegram import login as telegram_login
     from archive.sync.credentials import unseal
     from tests.providers.telethon_double import LoginDouble
 
-    monkeypatch.setattr(telegram_user, "login_client", LoginDouble)
+    monkeypatch.setattr(telegram_login, "login_client", LoginDouble)
     url = "/sync/telegram/"
     api_hash = "0123456789abcdef0123456789abcdef"
     start = {"step": "start", "api_id": "12345", "api_hash": api_hash, "phone": "+1 555 000 1111"}

@@ -23,7 +23,7 @@ from django.db import connection
 from archive.owner.models import WorkerHeartbeat
 from archive.store.models import Message
 from archive.sync.models import SyncRun
-from archive.sync.services import sync_connect
+from archive.sync.services.accounts import sync_connect
 from tests.archive.test_db_backend import assert_store_settings
 from tests.providers.bot_api import ALICE, GROUP, TOKEN, BotApi
 

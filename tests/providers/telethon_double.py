@@ -113,7 +113,7 @@ class _Session:
 
 @dataclass
 class LoginDouble:
-    """The TelegramClient of a login, for `archive.connectors.telegram_user.login_client`:
+    """The TelegramClient of a login, for `archive.connectors.telegram.login.login_client`:
     Telethon's own answers and errors for each step. `two_step` turns on the password."""
 
     session_in: str

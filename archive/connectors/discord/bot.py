@@ -18,18 +18,10 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, ClassVar
 
-from archive.connectors.http import HttpApi
-from archive.connectors.live import (
-    Capabilities,
-    Connected,
-    CredentialError,
-    LiveError,
-    Page,
-    Span,
-)
+from archive.connectors.http import BotAccount, HttpApi, bot_token
+from archive.connectors.live import Capabilities, Connected, LiveError, Page, Span, TokenForm
 from archive.connectors.sending import OutboundMessage, SendError
 from archive.store.domain import (
-    AccountRecord,
     AttachmentRecord,
     Batch,
     ChatRecord,
@@ -42,10 +34,8 @@ MAX_LIMIT = 100
 TEXT_CHANNELS = {0: "channel", 5: "channel"}  # GUILD_TEXT, GUILD_ANNOUNCEMENT
 SERVICE_TYPES = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15, 18, 24, 46}
 DISCORD_EPOCH_MS = 1_420_070_400_000  # 2015-01-01, where snowflake time starts
-MAX_BUCKET_WAIT = 5.0
-END = (
-    2**63 - 1
-)  # above every snowflake  # seconds a spent bucket is waited for before the next request
+MAX_BUCKET_WAIT = 5.0  # seconds a spent bucket is waited for before the next request
+END = 2**63 - 1  # above every snowflake
 
 
 def _time(value: str | None) -> datetime | None:
@@ -63,7 +53,13 @@ class DiscordBot:
     capabilities: ClassVar[Capabilities] = Capabilities(
         history=True, live=True, send=True, edits=True
     )
-    secret_fields: ClassVar[tuple[str, ...]] = ("token",)
+    token_form: ClassVar[TokenForm] = TokenForm(
+        title="Discord bot",
+        help="A bot token from the Discord developer portal (Bot → Reset Token), with the"
+        " Message Content intent on. The first sync reads the whole history of every text"
+        " channel of the servers the bot is in.",
+        api=API_URL.removeprefix("https://"),
+    )
 
     def __init__(
         self,
@@ -71,18 +67,14 @@ class DiscordBot:
         settings: Mapping[str, Any],
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        token = str(credentials.get("token") or "").strip()
-        if not token:
-            raise CredentialError("a bot token is needed (Discord developer portal → Bot)")
-        self._token = token
-        self._bot_id = str(settings.get("bot_id") or "")
-        self._bot_name = str(settings.get("bot_name") or "")
+        self._token = bot_token(credentials, where="Discord developer portal → Bot")
+        self._bot = BotAccount.kept(self.provider, settings)
         self._sleep = sleep
         self._resume_at = 0.0  # a spent bucket's reset (monotonic clock)
         self._channels: list[tuple[str, dict[str, Any], str]] | None = None  # (id, raw, guild)
         self._drained: set[str] = set()  # channels with nothing newer, in this run
         self._repairing = False  # reading again from a rewound cursor
-        self._api = HttpApi("Discord", str(settings.get("api_url") or API_URL), secret=token)
+        self._api = HttpApi("Discord", str(settings.get("api_url") or API_URL), secret=self._token)
 
     def close(self) -> None:
         self._api.close()
@@ -111,20 +103,7 @@ class DiscordBot:
 
     def connect(self) -> Connected:
         me = self._request("GET", "/users/@me")
-        self._bot_id, self._bot_name = str(me["id"]), _name(me)
-        return Connected(
-            account_external_id=f"bot{self._bot_id}",
-            account_name=self._bot_name,
-            settings={"bot_id": self._bot_id, "bot_name": self._bot_name},
-        )
-
-    def _account(self) -> AccountRecord:
-        return AccountRecord(
-            provider=self.provider,
-            external_id=f"bot{self._bot_id}",
-            name=self._bot_name,
-            owner=IdentityRecord(external_id=self._bot_id, display_name=self._bot_name),
-        )
+        return self._bot.connected(str(me["id"]), _name(me))
 
     def _channel_list(self) -> list[tuple[str, dict[str, Any], str]]:
         if self._channels is None:
@@ -153,7 +132,7 @@ class DiscordBot:
                 if self._repairing:  # nothing since the window's start: all of it was deleted
                     more = any(c not in self._drained for c, _, _ in self._channel_list())
                     return Page(
-                        batch=Batch(account=self._account(), cursor_stream=self.kind),
+                        batch=Batch(account=self._bot.record(), cursor_stream=self.kind),
                         cursor={"after": after},
                         more=more,
                         spans=(Span(chat=channel_id, after=int(since), through=END),),
@@ -174,7 +153,7 @@ class DiscordBot:
             people: dict[str, IdentityRecord] = {}
             records = [self._message(m, channel_id, people) for m in messages]
             batch = Batch(
-                account=self._account(),
+                account=self._bot.record(),
                 chats=(chat,),
                 identities=tuple(people.values()),
                 messages=tuple(records),
@@ -227,7 +206,7 @@ class DiscordBot:
             sent_at=sent,
             text=str(raw.get("content") or ""),
             sender_external_id=sender,
-            direction="out" if sender == self._bot_id else "in",
+            direction="out" if sender == self._bot.sender_id else "in",
             kind="service" if raw.get("type") in SERVICE_TYPES else "text",
             reply_to_external_id=reply_to,
             edited_at=_time(raw.get("edited_timestamp")),

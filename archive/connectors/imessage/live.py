@@ -1,6 +1,6 @@
 """Apple Messages, live: poll `chat.db` for messages past the last ROWID recorded.
 
-The reading is the importer's (archive/connectors/imessage.py): the database is opened
+The reading is the importer's (export.py): the database is opened
 read-only and immutable (a copy when its WAL holds messages), nothing is ever written
 beside it, text comes from `attributedBody` where `text` is empty, tapbacks fold into
 their targets. The cursor is the last ROWID read. Sending goes through Messages.app with
@@ -17,16 +17,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from archive.connectors.base import FormatError, ReadOptions
+from archive.connectors.base import FormatError, ImportItem, ReadOptions
 from archive.connectors.imessage.export import PROVIDER, poll_reading
-from archive.connectors.live import (
-    Capabilities,
-    Connected,
-    LiveError,
-    Page,
-)
+from archive.connectors.live import Capabilities, Connected, LiveError, Page
 from archive.connectors.sending import OutboundMessage, SendError
-from archive.store.domain import Batch, ChatRecord, IdentityRecord, MessageRecord
+from archive.store.domain import Batch
 
 MACOS_DATABASE = Path("~/Library/Messages/chat.db")
 MAX_LIMIT = 2_000
@@ -52,7 +47,6 @@ class IMessageLive:
     label: ClassVar[str] = "Apple Messages (chat.db on this Mac)"
     # It sends where Messages.app is; elsewhere `send` says it needs macOS.
     capabilities: ClassVar[Capabilities] = Capabilities(history=True, live=True, send=True)
-    secret_fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, credentials: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
         given = str(settings.get("path") or "")
@@ -86,37 +80,25 @@ class IMessageLive:
     def fetch(self, cursor: Mapping[str, Any], limit: int) -> Page:
         after = int(cursor.get("rowid") or 0)
         limit = max(1, min(limit, MAX_LIMIT))
-        chats: dict[str, ChatRecord] = {}
-        people: dict[str, IdentityRecord] = {}
-        messages: list[MessageRecord] = []
+        items: list[ImportItem] = []
         more = False
         try:
             with poll_reading(self._path, self._options(), after=after) as reading:
                 account = reading.account
                 last = after
                 for item in reading.items():
-                    chats[item.chat.external_id] = item.chat
-                    for person in item.identities:
-                        people[person.external_id] = person
-                    messages.append(item.message)
+                    items.append(item)
                     last = reading.last_rowid
-                    if len(messages) >= limit:
+                    if len(items) >= limit:
                         more = True
                         break
                 else:
                     last = max(last, reading.last_rowid or after)
         except FormatError as exc:
             raise LiveError(str(exc)) from None
-        if not messages:
+        if not items:
             return Page(batch=None, cursor={"rowid": last}, more=False)
-        batch = Batch(
-            account=account,
-            chats=tuple(chats.values()),
-            identities=tuple(people.values()),
-            messages=tuple(messages),
-            cursor={"rowid": last},
-            cursor_stream=self.kind,
-        )
+        batch = Batch.from_items(account, items, cursor={"rowid": last}, cursor_stream=self.kind)
         return Page(batch=batch, cursor={"rowid": last}, more=more)
 
     def rewind(self, cursor: Mapping[str, Any], since: datetime) -> dict[str, Any] | None:

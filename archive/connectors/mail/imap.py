@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, ClassVar
 
+from archive.connectors.base import ImportItem
 from archive.connectors.live import (
     Capabilities,
     Connected,
@@ -29,7 +30,7 @@ from archive.connectors.live import (
 )
 from archive.connectors.mail.export import PROVIDER, mail_item
 from archive.connectors.sending import OutboundMessage, SendError
-from archive.store.domain import AccountRecord, Batch, ChatRecord, IdentityRecord, MessageRecord
+from archive.store.domain import AccountRecord, Batch, IdentityRecord
 
 MAX_LIMIT = 500
 TIMEOUT_SECONDS = 60
@@ -54,7 +55,6 @@ class Imap:
     provider: ClassVar[str] = PROVIDER
     label: ClassVar[str] = "Mail (IMAP)"
     capabilities: ClassVar[Capabilities] = Capabilities(history=True, live=True)
-    secret_fields: ClassVar[tuple[str, ...]] = ("password",)
 
     def __init__(self, credentials: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
         self._password = str(credentials.get("password") or "")
@@ -189,27 +189,14 @@ class Imap:
                 continue
             records = self._messages(imap, folder, take)
             folders[folder] = {"uidvalidity": validity, "uid": take[-1]}
-            chats: dict[str, ChatRecord] = {}
-            people: dict[str, IdentityRecord] = {}
-            messages: list[MessageRecord] = []
-            for item in records:
-                chats[item.chat.external_id] = item.chat
-                for person in item.identities:
-                    people[person.external_id] = person
-                messages.append(item.message)
-            batch = Batch(
-                account=self._account(),
-                chats=tuple(chats.values()),
-                identities=tuple(people.values()),
-                messages=tuple(messages),
-                cursor={"folders": folders},
-                cursor_stream=self.kind,
+            batch = Batch.from_items(
+                self._account(), records, cursor={"folders": folders}, cursor_stream=self.kind
             )
             more = any(f not in self._drained for f in self._folder_list())
             return Page(batch=batch, cursor={"folders": folders}, more=more)
         return Page(batch=None, cursor={"folders": folders}, more=False)
 
-    def _messages(self, imap: imaplib.IMAP4, folder: str, uids: list[int]) -> list[Any]:
+    def _messages(self, imap: imaplib.IMAP4, folder: str, uids: list[int]) -> list[ImportItem]:
         wanted = ",".join(str(u) for u in uids)
         data = self._command(
             f"UID FETCH in {folder}", imap.uid, "FETCH", wanted, "(UID BODY.PEEK[])"

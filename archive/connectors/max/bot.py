@@ -15,17 +15,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from archive.connectors.http import HttpApi
-from archive.connectors.live import (
-    Capabilities,
-    Connected,
-    CredentialError,
-    LiveError,
-    Page,
-)
+from archive.connectors.http import BotAccount, HttpApi, bot_token
+from archive.connectors.live import Capabilities, Connected, LiveError, Page, TokenForm
 from archive.connectors.sending import OutboundMessage, SendError
 from archive.store.domain import (
-    AccountRecord,
     Batch,
     ChatRecord,
     DeletionRecord,
@@ -55,16 +48,17 @@ class MaxBot:
     capabilities: ClassVar[Capabilities] = Capabilities(
         live=True, send=True, edits=True, deletions=True
     )
-    secret_fields: ClassVar[tuple[str, ...]] = ("token",)
+    token_form: ClassVar[TokenForm] = TokenForm(
+        title="MAX bot",
+        help="A token from MAX for partners (Chat bots → ⋮ → Settings). The bot sees the"
+        " chats it is in from the moment it joined.",
+        api=API_URL.removeprefix("https://"),
+    )
 
     def __init__(self, credentials: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
-        token = str(credentials.get("token") or "").strip()
-        if not token:
-            raise CredentialError("a bot token is needed (MAX for partners → Chat bots)")
-        self._token = token
-        self._bot_id = str(settings.get("bot_id") or "")
-        self._bot_name = str(settings.get("bot_name") or "")
-        self._api = HttpApi("MAX", str(settings.get("api_url") or API_URL), secret=token)
+        self._token = bot_token(credentials, where="MAX for partners → Chat bots")
+        self._bot = BotAccount.kept(self.provider, settings)
+        self._api = HttpApi("MAX", str(settings.get("api_url") or API_URL), secret=self._token)
 
     def close(self) -> None:
         self._api.close()
@@ -80,20 +74,7 @@ class MaxBot:
 
     def connect(self) -> Connected:
         me = self._request("GET", "/me")
-        self._bot_id, self._bot_name = str(me["user_id"]), _name(me)
-        return Connected(
-            account_external_id=f"bot{self._bot_id}",
-            account_name=self._bot_name,
-            settings={"bot_id": self._bot_id, "bot_name": self._bot_name},
-        )
-
-    def _account(self) -> AccountRecord:
-        return AccountRecord(
-            provider=self.provider,
-            external_id=f"bot{self._bot_id}",
-            name=self._bot_name,
-            owner=IdentityRecord(external_id=self._bot_id, display_name=self._bot_name),
-        )
+        return self._bot.connected(str(me["user_id"]), _name(me))
 
     def fetch(self, cursor: Mapping[str, Any], limit: int) -> Page:
         marker = cursor.get("marker")
@@ -129,7 +110,7 @@ class MaxBot:
                     )
                 )
         batch = Batch(
-            account=self._account(),
+            account=self._bot.record(),
             chats=tuple(chats.values()),
             identities=tuple(people.values()),
             messages=tuple(messages),
@@ -155,7 +136,7 @@ class MaxBot:
         sender_id = str(sender.get("user_id")) if sender.get("user_id") is not None else None
         kind = CHAT_KINDS.get(str(recipient.get("chat_type")), "group")
         if chat_id not in chats:
-            title = _name(sender) if kind == "dm" and sender_id != self._bot_id else ""
+            title = _name(sender) if kind == "dm" and sender_id != self._bot.sender_id else ""
             chats[chat_id] = ChatRecord(
                 external_id=chat_id,
                 kind=kind,
@@ -182,7 +163,7 @@ class MaxBot:
             sent_at=sent,
             text=str(body.get("text") or ""),
             sender_external_id=sender_id,
-            direction="out" if sender_id == self._bot_id else "in",
+            direction="out" if sender_id == self._bot.sender_id else "in",
             reply_to_external_id=reply_to,
             edited_at=edited,
             raw_json=json.dumps(raw, ensure_ascii=False),

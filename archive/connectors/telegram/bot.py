@@ -15,16 +15,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from archive.connectors.http import HttpApi
-from archive.connectors.live import (
-    Capabilities,
-    Connected,
-    CredentialError,
-    LiveError,
-    Page,
-)
+from archive.connectors.http import BotAccount, HttpApi, bot_token
+from archive.connectors.live import Capabilities, Connected, LiveError, Page, TokenForm
 from archive.connectors.sending import OutboundMessage, SendError
-from archive.store.domain import AccountRecord, Batch, ChatRecord, IdentityRecord, MessageRecord
+from archive.store.domain import Batch, ChatRecord, IdentityRecord, MessageRecord
 
 API_URL = "https://api.telegram.org"
 MAX_LIMIT = 100  # getUpdates returns at most 100 updates
@@ -49,20 +43,24 @@ class TelegramBot:
     provider: ClassVar[str] = "telegram"
     label: ClassVar[str] = "Telegram bot (Bot API token)"
     capabilities: ClassVar[Capabilities] = Capabilities(live=True, send=True, edits=True)
-    secret_fields: ClassVar[tuple[str, ...]] = ("token",)
+    token_form: ClassVar[TokenForm] = TokenForm(
+        title="Telegram bot",
+        help="A token from @BotFather. The bot sees the chats it is a member of, from the"
+        " moment it joined.",
+        api=API_URL.removeprefix("https://"),
+    )
 
     def __init__(self, credentials: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
-        token = str(credentials.get("token") or "").strip()
-        if not token:
-            raise CredentialError("a bot token is needed (from @BotFather)")
-        self._token = token
-        self._bot_id = str(settings.get("bot_id") or "")
-        self._bot_name = str(settings.get("bot_name") or "")
+        self._token = bot_token(credentials, where="from @BotFather")
+        # Telegram's apps show a bot as "@username" and its messages as from "user<id>".
+        self._bot = BotAccount.kept(
+            self.provider, settings, name_prefix="@", sender_prefix="user", name_is_handle=True
+        )
         # The Bot API answers 404 "Not Found" to a token it does not know.
         self._api = HttpApi(
             "Telegram",
             str(settings.get("api_url") or API_URL),
-            secret=token,
+            secret=self._token,
             credential_statuses=(401, 404),
         )
 
@@ -84,25 +82,7 @@ class TelegramBot:
 
     def connect(self) -> Connected:
         me = self._call("getMe", {})
-        self._bot_id = str(me["id"])
-        self._bot_name = str(me.get("username") or _name(me))
-        return Connected(
-            account_external_id=f"bot{self._bot_id}",
-            account_name=f"@{self._bot_name}",
-            settings={"bot_id": self._bot_id, "bot_name": self._bot_name},
-        )
-
-    def _account(self) -> AccountRecord:
-        return AccountRecord(
-            provider=self.provider,
-            external_id=f"bot{self._bot_id}",
-            name=f"@{self._bot_name}",
-            owner=IdentityRecord(
-                external_id=f"user{self._bot_id}",
-                display_name=self._bot_name,
-                handle=self._bot_name,
-            ),
-        )
+        return self._bot.connected(str(me["id"]), str(me.get("username") or _name(me)))
 
     def fetch(self, cursor: Mapping[str, Any], limit: int) -> Page:
         offset = int(cursor.get("offset") or 0)
@@ -128,7 +108,7 @@ class TelegramBot:
                     if record is not None:
                         messages.append(record)
         batch = Batch(
-            account=self._account(),
+            account=self._bot.record(),
             chats=tuple(chats.values()),
             identities=tuple(people.values()),
             messages=tuple(messages),
@@ -181,7 +161,7 @@ class TelegramBot:
             sent_at=datetime.fromtimestamp(int(raw["date"]), UTC),
             text=_text(raw),
             sender_external_id=sender_id,
-            direction="out" if sender_id == f"user{self._bot_id}" else "in",
+            direction="out" if sender_id == self._bot.sender_id else "in",
             kind="service" if service else "text",
             reply_to_external_id=str(reply.get("message_id") or ""),
             edited_at=datetime.fromtimestamp(int(edited), UTC) if edited else None,

@@ -1,12 +1,13 @@
 """Telegram user account, live: MTProto through Telethon, with the owner's own session.
 
-The owner logs in on the Sync page (phone → code → the two-step password when set); the
-session string Telethon makes is sealed like any credential. A run lists the dialogs, then
-reads each one forward from the last message id recorded for it (`min_id`), oldest first:
-history on the first run, what is new afterwards. The repair pass reads each dialog again
-from a date (`offset_date`), which records edits. Chats, senders and message ids are named
-as a Telegram Desktop export names them, so live messages and imported history are one
-archive. A FloodWait is the provider's "wait"; a revoked session stops the account.
+The owner logs in on the Sync page (login.py: phone, code, the two-step password when
+set); the session string Telethon makes is sealed like any credential. A run lists the
+dialogs, then reads each one forward from the last message id recorded for it (`min_id`),
+oldest first: history on the first run, what is new afterwards. The repair pass reads
+each dialog again from a date (`offset_date`), which records edits. Chats, senders and
+message ids are named as a Telegram Desktop export names them, so live messages and
+imported history are one archive. A FloodWait is the provider's "wait"; a revoked session
+stops the account.
 
 Telethon is asynchronous; each connector runs its own event loop, so the sync service
 stays synchronous. Tests hand the connector a client double (`client=`) that answers with
@@ -19,7 +20,6 @@ import asyncio
 import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
 
@@ -117,7 +117,6 @@ class TelegramUser:
     capabilities: ClassVar[Capabilities] = Capabilities(
         history=True, live=True, send=True, edits=True
     )
-    secret_fields: ClassVar[tuple[str, ...]] = ("session", "api_hash")
 
     def __init__(
         self,
@@ -340,95 +339,3 @@ class TelegramUser:
         except LiveError as exc:
             raise SendError(str(exc)) from None
         return str(sent.id)
-
-
-# logging in ---------------------------------------------------------------------------------
-
-
-def _login_client(session: str, api_id: int, api_hash: str) -> Any:
-    return TelegramClient(StringSession(session), api_id, api_hash)
-
-
-# The client a login step talks through; tests put a double at this edge.
-login_client: Callable[[str, int, str], Any] = _login_client
-
-
-class LoginError(Exception):
-    """A login step failed; the message says why, fit to show (no secret in it)."""
-
-
-@dataclass(frozen=True)
-class LoginState:
-    """Where a login stands between the page's steps (kept sealed in the owner's session)."""
-
-    api_id: int
-    api_hash: str
-    phone: str
-    session: str
-    phone_code_hash: str = ""
-    step: str = "code"  # "code", then "password" when two-step verification is on
-
-
-def _login_run(state: LoginState, work: Callable[[Any], Awaitable[T]]) -> tuple[T, str]:
-    """Run one step on a client restored from `state`; returns its result and the session
-    as it stands afterwards."""
-
-    async def step() -> tuple[T, str]:
-        client = login_client(state.session, state.api_id, state.api_hash)
-        await client.connect()
-        try:
-            result = await work(client)
-            return result, client.session.save()
-        finally:
-            await client.disconnect()
-
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(step())
-    except errors.FloodWaitError as exc:
-        raise LoginError(f"Telegram asks to wait {exc.seconds} s before trying again") from None
-    except (errors.PhoneNumberInvalidError, errors.PhoneNumberBannedError):
-        raise LoginError("phone: Telegram does not know this number") from None
-    except (errors.PhoneCodeInvalidError, errors.PhoneCodeEmptyError):
-        raise LoginError("code: not the code Telegram sent") from None
-    except errors.PhoneCodeExpiredError:
-        raise LoginError("code: expired; start again for a new one") from None
-    except errors.PasswordHashInvalidError:
-        raise LoginError("password: not your two-step verification password") from None
-    except (errors.ApiIdInvalidError, errors.ApiIdPublishedFloodError):
-        raise LoginError("API id and hash: refused (from my.telegram.org → API tools)") from None
-    except errors.RPCError as exc:
-        raise LoginError(f"Telegram refused: {type(exc).__name__}") from None
-    except (TimeoutError, OSError, ConnectionError) as exc:
-        raise LoginError(f"Telegram could not be reached ({type(exc).__name__})") from None
-    finally:
-        loop.close()
-
-
-def login_start(*, api_id: int, api_hash: str, phone: str) -> LoginState:
-    """Ask Telegram to send the login code to the owner's app."""
-    state = LoginState(api_id=api_id, api_hash=api_hash, phone=phone, session="")
-    sent, session = _login_run(state, lambda client: client.send_code_request(phone))
-    return replace(state, session=session, phone_code_hash=str(sent.phone_code_hash))
-
-
-def login_code(state: LoginState, code: str) -> LoginState:
-    """Sign in with the code. The new state's step is "done", or "password" when the
-    two-step verification password is needed next."""
-
-    async def sign_in(client: Any) -> bool:
-        try:
-            await client.sign_in(
-                phone=state.phone, code=code, phone_code_hash=state.phone_code_hash
-            )
-        except errors.SessionPasswordNeededError:
-            return False
-        return True
-
-    done, session = _login_run(state, sign_in)
-    return replace(state, session=session, step="done" if done else "password")
-
-
-def login_password(state: LoginState, password: str) -> LoginState:
-    _, session = _login_run(state, lambda client: client.sign_in(password=password))
-    return replace(state, session=session, step="done")

@@ -16,7 +16,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from archive.connectors.sending import OutboundMessage, SendError, sender_for
-from archive.gateway.models import Agent, Change, GatewaySettings, SendAttempt, SendOutcome
+from archive.gateway.models import Agent, GatewaySettings, SendAttempt, SendOutcome
+from archive.store import changes
+from archive.store.effects import on_commit_effect
 from archive.store.ids import new_public_id
 from archive.store.models import Account, Chat, DeliveryStatus, Message, SendPermission
 from archive.store.sink import delivery_set, outbound_record
@@ -37,16 +39,18 @@ class SendRefused(Forbidden):
         self.send_id = send_id
 
 
+# The effect of a send that may go out: the gateway's jobs hand it to the connector.
+SEND_QUEUED = "gateway.send_queued"
+
+
 def _status_changed(attempt: SendAttempt) -> None:
-    """A send.status change (feed and webhooks), in the transaction of the change."""
-    Change.objects.create(
-        kind="send.status",
-        message_pk=attempt.message_id,
-        chat_pk=attempt.chat_id,
-        target_kind="send",
-        target_id=attempt.pk,
-        at=timezone.now(),
+    """A send.status change (feed and webhooks), in the transaction of the change; a send
+    that may now go out is handed on once that transaction commits."""
+    changes.send_status_changed(
+        send_id=attempt.pk, message_id=attempt.message_id, chat_id=attempt.chat_id
     )
+    if attempt.outcome == SendOutcome.QUEUED:
+        on_commit_effect(SEND_QUEUED, attempt_id=attempt.pk)
 
 
 def gateway_settings() -> GatewaySettings:
@@ -81,7 +85,7 @@ def send_request(
     *, agent: Agent | None, account_id: int, chat_id: int, text: str, reply_to: str | None = None
 ) -> SendAttempt:
     """Ask to send `text` to a chat of an account. Returns the journal row: AWAITING (the
-    owner decides) or QUEUED (the caller hands it to `send_deliver`, after commit).
+    owner decides) or QUEUED (handed to `send_deliver` once the transaction commits).
     SendRefused (403) when the guard refuses, after journaling the refusal."""
     if not text.strip():
         raise Invalid("text: empty")
@@ -141,7 +145,7 @@ def _awaiting(send_id: str) -> SendAttempt:
 
 @transaction.atomic
 def send_approve(*, send_id: str) -> SendAttempt:
-    """The owner lets an awaiting send go: QUEUED (the caller hands it on after commit)."""
+    """The owner lets an awaiting send go: QUEUED (handed on once the transaction commits)."""
     attempt = _awaiting(send_id)
     attempt.outcome = SendOutcome.QUEUED
     attempt.save(update_fields=["outcome"])

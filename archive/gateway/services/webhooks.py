@@ -1,7 +1,8 @@
 """Webhooks: endpoints the owner registers, and the delivery of events to them.
 
 Deliveries are enqueued by a trigger on the changes feed (migration 0017), in the
-transaction of their cause. The `webhooks_deliver` job POSTs what is due, signed:
+transaction of their cause; the feed's vocabulary (its kinds, and the events webhooks call
+them by) is `archive.store.changes`. The `webhooks_deliver` job POSTs what is due, signed:
 
     WireCat-Timestamp: <unix seconds>
     WireCat-Signature: v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>
@@ -32,14 +33,14 @@ from django.utils import timezone
 
 from archive.gateway.models import (
     WEBHOOK_EVENTS,
-    Change,
     DeliveryState,
     SendAttempt,
     WebhookDelivery,
     WebhookEndpoint,
 )
 from archive.gateway.services.sends import gateway_settings
-from archive.store.models import Message
+from archive.store.changes import ChangeKind
+from archive.store.models import Change, Message
 from wirecat.errors import Invalid, NotFound
 
 log = logging.getLogger(__name__)
@@ -163,14 +164,14 @@ def payload(delivery: WebhookDelivery) -> dict[str, Any]:
     data: dict[str, Any] = {}
     if change is not None:
         data["message"] = _message(change.message_pk)
-        if change.kind.startswith("tag."):
+        if change.kind in (ChangeKind.TAG_ADDED, ChangeKind.TAG_REMOVED):
             data.update(
                 tag=change.tag,
-                added=change.kind == "tag.added",
+                added=change.kind == ChangeKind.TAG_ADDED,
                 target_kind=change.target_kind,
                 target_id=change.target_id,
             )
-        if change.kind == "send.status" and change.target_id:
+        if change.kind == ChangeKind.SEND_STATUS and change.target_id:
             attempt = SendAttempt.objects.filter(pk=change.target_id).first()
             if attempt is not None:
                 data.update(send_id=attempt.public_id, status=attempt.outcome, error=attempt.error)

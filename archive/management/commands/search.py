@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.search.selectors import MAX_LIMIT, SORTS, message_search
-from archive.search.services.searches import search_record
+from archive.search.services.searches import search_run, search_run_record
 from wirecat.errors import Invalid
 
 
@@ -34,8 +34,7 @@ class Command(BaseCommand):
                 problem = getattr(exc, "problem", str(exc))
                 raise CommandError(f"{problem}\n  {query}\n  {' ' * position}^") from exc
             raise CommandError(str(exc)) from exc
-        if not options["cursor"]:
-            search_record(query=query, sort=options["sort"])
+        run = search_run(query=query, sort=options["sort"], cursor=options["cursor"])
         for hit in page.hits:
             message = hit.message
             if options["json"]:
@@ -70,3 +69,5 @@ class Command(BaseCommand):
                 self.stdout.write("No messages match." if page.parsed else "Give a query.")
             elif page.next_cursor:
                 self.stdout.write(f"More: --cursor {page.next_cursor}")
+        if run is not None:  # once the answer is printed, as the page and the API do
+            search_run_record(run=run)

@@ -8,7 +8,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.sync.models import SyncAccount
-from archive.sync.services import account_sync, sync_get
+from archive.sync.services.accounts import sync_get
+from archive.sync.services.run import account_sync
 from wirecat.errors import NotFound
 
 

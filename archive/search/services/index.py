@@ -1,10 +1,16 @@
 """Keeping the stems index current: drain the queue of changed messages in bounded slices.
 
-Called by the `search_stems_drain` job (beat, every minute) and for at most ~200 ms before
-every search, so a search sees what was just imported or edited. Each slice is one short
-transaction: the queued ids' old stems go, their new ones come, the ids leave the queue. A
-changed analyzer (the store's Latin stemmers, or a new Snowball version) first clears the
-index and queues every message again, so stems of two analyzers never mix.
+Called by the `search_stems_drain` job: once a batch of the sink commits (the store's
+`STEMS_QUEUED` effect) and every minute (beat). Never by a search: a read takes no write
+lock. Each slice is one short transaction: the queued ids' old stems go, their new ones
+come, the ids leave the queue. A changed analyzer (the store's Latin stemmers, or a new
+Snowball version) first clears the index and queues every message again, so stems of two
+analyzers never mix.
+
+A search asks `stems_for_search()` what it may use: the stems index when it was made by
+the analyzer the settings ask for, else the words index alone; either way it learns
+whether the stems are behind (messages queued: the words index answers for them), and
+says so.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from django.db import OperationalError, connection, transaction
+from django.db import connection, transaction
 
 from archive.search.analyzer import Analyzer, latin_choices
 from archive.search.models import SearchConfig
@@ -22,7 +28,6 @@ from archive.search.models import SearchConfig
 log = logging.getLogger(__name__)
 
 SLICE = 500
-SEARCH_BUDGET_SECONDS = 0.2
 
 _analyzers: dict[tuple[str, ...], Analyzer] = {}
 
@@ -117,17 +122,30 @@ def stems_drain(*, budget_seconds: float | None = None, size: int = SLICE) -> Dr
     return DrainResult(indexed=indexed, left=left, rebuilt=rebuilt, analyzer=analyzer)
 
 
-def stems_drain_before_search() -> Analyzer:
-    """Catch the stems index up for at most ~200 ms (a busy store never fails the search);
-    returns the analyzer queries must use."""
-    config, _ = SearchConfig.objects.get_or_create(pk=1)
-    analyzer = search_analyzer(config)
-    try:
-        if config.stems_analyzer != analyzer.signature or _queued():
-            stems_drain(budget_seconds=SEARCH_BUDGET_SECONDS)
-    except OperationalError as exc:  # the write lock is taken (an import): search as it is
-        log.info("stems drain skipped before a search: %s", exc)
-    return analyzer
+@dataclass(frozen=True)
+class StemsReading:
+    """What a search may use of the stems index: `analyzer` to stem its words with (None:
+    the index was made by another analyzer, or never, so the words index answers alone),
+    and whether the index is `behind` (messages wait in the queue, or it needs a rebuild)."""
+
+    analyzer: Analyzer | None
+    behind: bool
+
+
+def stems_for_search() -> StemsReading:
+    """The stems index as it stands, for a search: reads only, never drains the queue."""
+    config = SearchConfig.objects.filter(pk=1).first()
+    analyzer = search_analyzer(config) if config is not None else None
+    if config is None or analyzer is None or config.stems_analyzer != analyzer.signature:
+        # Never made, or made by another analyzer (the job rebuilds it): words only.
+        return StemsReading(analyzer=None, behind=_any_message())
+    return StemsReading(analyzer=analyzer, behind=_queued())
+
+
+def _any_message() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT EXISTS (SELECT 1 FROM archive_message)")
+        return bool(cursor.fetchone()[0])
 
 
 # The vocabulary is rebuilt when the archive has grown by this share since the last build.

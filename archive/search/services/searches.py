@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
+import logging
+from dataclasses import dataclass
+
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -11,18 +14,42 @@ from archive.search.parser import parse
 from archive.search.selectors import SORTS
 from wirecat.errors import Invalid, NotFound
 
+log = logging.getLogger(__name__)
+
 KEEP_RECORDED = 1_000
 MAX_NAME = 100
 
 
+@dataclass(frozen=True)
+class SearchRun:
+    """A search as it is recorded: its parameters, never its results."""
+
+    query: str
+    sort: str
+
+
+def search_run(
+    *, query: str, sort: str = "relevance", cursor: str | None = None, typing: bool = False
+) -> SearchRun | None:
+    """Whether a search is a run to record, and what of it; the page, the API and
+    `wirecat search` all ask here. A run is the first page of a query that is not empty,
+    in a known sort; a further page (a cursor) is the same run read on, and the requests
+    the page makes while the owner is still typing are no runs at all."""
+    if typing or cursor or not query.strip() or sort not in SORTS:
+        return None
+    return SearchRun(query=query, sort=sort)
+
+
 def search_record(*, query: str, sort: str = "relevance") -> SavedSearch | None:
-    """Count one run of `query` (identical runs share a row); keep the newest 1,000."""
-    if not query.strip() or sort not in SORTS:
+    """Count one run of `query` (identical runs share a row); keep the newest 1,000.
+    None when it is no run (`search_run`)."""
+    run = search_run(query=query, sort=sort)
+    if run is None:
         return None
     now = timezone.now()
     with transaction.atomic():
         row, created = SavedSearch.objects.get_or_create(
-            name="", query=query, sort=sort, defaults={"run_count": 1, "last_run_at": now}
+            name="", query=run.query, sort=run.sort, defaults={"run_count": 1, "last_run_at": now}
         )
         if not created:
             SavedSearch.objects.filter(pk=row.pk).update(
@@ -34,6 +61,18 @@ def search_record(*, query: str, sort: str = "relevance") -> SavedSearch | None:
             SavedSearch.objects.filter(pk__in=stale_ids).delete()
     row.refresh_from_db()
     return row
+
+
+def search_run_record(*, run: SearchRun) -> None:
+    """Record `run` once its answer is built and sent, in a short write of its own (the
+    callers call this after the response or the output, never before). The record is
+    worth less than the search: when the store cannot take the write (locked by an
+    import past the busy timeout, a full disk) the record is lost and logged; the search
+    that was answered stays answered."""
+    try:
+        search_record(query=run.query, sort=run.sort)
+    except DatabaseError as exc:
+        log.warning("search %r not recorded: %s", run.query[:80], exc)
 
 
 def search_save(*, name: str, query: str, sort: str = "relevance") -> SavedSearch:

@@ -13,13 +13,14 @@ import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from django.conf import settings
 from PIL import Image, UnidentifiedImageError
 
 from archive.store.blobs import blob_open
 from archive.store.models import Attachment
-from wirecat.errors import NotFound
+from wirecat.errors import Invalid, NotFound
 
 THUMB_SIDE = 320
 # Refuse to decode images larger than this many pixels (a "decompression bomb").
@@ -32,6 +33,19 @@ class Download:
     attachment: Attachment
     name: str
     path: str  # the blob's path relative to the state folder
+
+    def open(self) -> BinaryIO:
+        """The stored bytes; NotFound when they are not on disk."""
+        return _blob(self.path)
+
+
+def _blob(path: str) -> BinaryIO:
+    # A row whose path is no blob path has no bytes to give either: NotFound, as when the
+    # blob was swept, for the pages and the API alike.
+    try:
+        return blob_open(path)
+    except Invalid as exc:
+        raise NotFound(str(exc)) from exc
 
 
 def download_name(name: str, fallback: str) -> str:
@@ -76,7 +90,7 @@ def attachment_thumbnail(*, public_id: str) -> Path:
     target = _thumb_path(attachment.sha256)
     if target.is_file():
         return target
-    with blob_open(attachment.path) as stream:
+    with _blob(attachment.path) as stream:
         data = stream.read(64 << 20)
     Image.MAX_IMAGE_PIXELS = MAX_PIXELS
     try:

@@ -1,0 +1,158 @@
+"""The changes feed: what changed in the store, in order. This module writes every row.
+
+Agents read the feed (`/api/changes`), webhooks are told of it (a trigger of the gateway,
+migration 0017, fans each row that is not quiet out to the endpoints that want its event).
+A row is written in the transaction of its cause, set-wise for a batch, its values always
+bound as parameters. The vocabulary lives here too: the kinds of change the feed records
+and the events webhooks call them by.
+
+Quiet: within `quiet_changes()` (an import of history, the sync's repair pass) every row
+is written quiet: in the feed for agents that poll it, told to no webhook.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from enum import StrEnum
+
+from django.db import connection
+from django.utils import timezone
+
+from wirecat.db.values import db_time
+
+
+class ChangeKind(StrEnum):
+    """What the feed records (`archive_change.kind`)."""
+
+    MESSAGE_ADDED = "message.added"
+    MESSAGE_EDITED = "message.edited"
+    MESSAGE_TOMBSTONED = "message.tombstoned"
+    TAG_ADDED = "tag.added"
+    TAG_REMOVED = "tag.removed"
+    SEND_STATUS = "send.status"
+
+
+class Event(StrEnum):
+    """What webhooks call a change (an endpoint filters by these)."""
+
+    MESSAGE_INBOUND = "message.inbound"
+    MESSAGE_OUTBOUND = "message.outbound"
+    MESSAGE_EDITED = "message.edited"
+    MESSAGE_DELETED = "message.deleted"
+    SEND_STATUS = "send.status"
+    TAG_CHANGED = "tag.changed"
+
+
+EVENTS: tuple[str, ...] = tuple(event.value for event in Event)
+
+
+def event_of(kind: str, *, direction: str = "in") -> Event:
+    """The webhook event of a change of `kind` (an added message's by its direction).
+    Migration 0017's fan-out trigger computes the same in SQL; a test holds the two equal."""
+    match ChangeKind(kind):
+        case ChangeKind.MESSAGE_ADDED:
+            return Event.MESSAGE_OUTBOUND if direction == "out" else Event.MESSAGE_INBOUND
+        case ChangeKind.MESSAGE_EDITED:
+            return Event.MESSAGE_EDITED
+        case ChangeKind.MESSAGE_TOMBSTONED:
+            return Event.MESSAGE_DELETED
+        case ChangeKind.SEND_STATUS:
+            return Event.SEND_STATUS
+        case ChangeKind.TAG_ADDED | ChangeKind.TAG_REMOVED:
+            return Event.TAG_CHANGED
+
+
+# --- quiet --------------------------------------------------------------------------------
+
+_quiet: contextvars.ContextVar[bool] = contextvars.ContextVar("changes_quiet", default=False)
+
+
+@contextmanager
+def quiet_changes(quiet: bool = True) -> Iterator[None]:
+    """Within (when `quiet`): every change is in the feed but tells no webhook (an import
+    of history, a repair pass: not news)."""
+    token = _quiet.set(quiet or _quiet.get())
+    try:
+        yield
+    finally:
+        _quiet.reset(token)
+
+
+def changes_quiet() -> bool:
+    return _quiet.get()
+
+
+# --- writing ------------------------------------------------------------------------------
+
+_COLUMNS = "kind, message_pk, chat_pk, tag, target_kind, target_id, at, quiet"
+
+# Changes of messages, set-wise: each message's chat comes from its own row.
+_MESSAGES_FROM = (
+    f"INSERT INTO archive_change ({_COLUMNS})"
+    " SELECT %s, m.id, m.chat_id, '', '', NULL, %s, %s FROM archive_message AS m"
+)
+_ADDED_SINCE = _MESSAGES_FROM + " WHERE m.id >= %s ORDER BY m.id"
+_OF_IDS = _MESSAGES_FROM + " WHERE m.id IN (SELECT value FROM json_each(%s)) ORDER BY m.id"
+# Rows given whole, as one JSON array of arrays, in their order.
+_ROWS = (
+    f"INSERT INTO archive_change ({_COLUMNS})"
+    " SELECT row.value ->> 0, row.value ->> 1, row.value ->> 2, row.value ->> 3,"
+    " row.value ->> 4, row.value ->> 5, %s, %s FROM json_each(%s) AS row ORDER BY row.key"
+)
+
+
+def _stamp(at: datetime | None) -> str:
+    return db_time(at or timezone.now())
+
+
+def messages_added(*, first_id: int, at: datetime | None = None) -> None:
+    """Rows "message.added" for every message stored from id `first_id` on (the sink's batch
+    gives out its ids from there, so these are exactly the ones it just inserted)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _ADDED_SINCE, [ChangeKind.MESSAGE_ADDED.value, _stamp(at), changes_quiet(), first_id]
+        )
+
+
+def messages_changed(
+    *, kind: ChangeKind, message_ids: Iterable[int], at: datetime | None = None
+) -> None:
+    """One `kind` row ("message.edited", "message.tombstoned") per message, in id order."""
+    ids = sorted(set(message_ids))
+    if not ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _OF_IDS, [ChangeKind(kind).value, _stamp(at), changes_quiet(), json.dumps(ids)]
+        )
+
+
+def tags_changed(
+    *, added: bool, tag: str, targets: Iterable[tuple[str, int]], at: datetime | None = None
+) -> None:
+    """Rows "tag.added" or "tag.removed" of tag `tag` for each (target kind, target id), in the
+    order given; a message target names its message too."""
+    kind = ChangeKind.TAG_ADDED if added else ChangeKind.TAG_REMOVED
+    rows: list[list[object]] = []
+    for target_kind, target_id in targets:
+        message_id = target_id if target_kind == "message" else None
+        rows.append([kind.value, message_id, None, tag, target_kind, target_id])
+    _insert(rows, at)
+
+
+def send_status_changed(
+    *, send_id: int, message_id: int | None, chat_id: int | None, at: datetime | None = None
+) -> None:
+    """A row "send.status": the journal row `send_id` (a SendAttempt) has a new outcome."""
+    _insert([[ChangeKind.SEND_STATUS.value, message_id, chat_id, "", "send", send_id]], at)
+
+
+def _insert(rows: list[list[object]], at: datetime | None) -> None:
+    if not rows:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_ROWS, [_stamp(at), changes_quiet(), json.dumps(rows, ensure_ascii=False)])

@@ -1,0 +1,70 @@
+"""Side effects of a use case, run once its transaction commits, without the use case knowing
+how they are carried out.
+
+A service says what happened and asks for the effect: `on_commit_effect(SEND_QUEUED,
+attempt_id=7)`. A delivery module (a capability's `jobs.py`) says what to do about it, once,
+when imported: `effect_connect(SEND_QUEUED, send_deliver.delay)`. So services never import
+Celery, and a job is never enqueued inside a transaction (a worker could start it before the
+rows it needs are committed) nor for a transaction that rolled back.
+
+Every process imports the capabilities' jobs modules when Django starts (`archive.apps`), so
+an effect finds its handlers wherever the use case runs: a page, the API, a worker, the CLI.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+log = logging.getLogger(__name__)
+
+# Arguments travel to a job: primitives only.
+Arg = str | int | float | bool | None
+Handler = Callable[..., object]
+
+_handlers: dict[str, list[Handler]] = {}
+
+# The effects the store asks for.
+STEMS_QUEUED = "store.stems_queued"  # messages wait in the stems queue (added, edited, purged)
+
+
+def effect_connect(name: str, handler: Handler) -> None:
+    """Run `handler(**args)` for every effect `name` that commits (idempotent per handler)."""
+    found = _handlers.setdefault(name, [])
+    if handler not in found:
+        found.append(handler)
+
+
+def effect_handlers(name: str) -> tuple[Handler, ...]:
+    return tuple(_handlers.get(name, ()))
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One effect waiting for its transaction to commit (what on-commit callbacks hold)."""
+
+    name: str
+    args: tuple[tuple[str, Arg], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        # What Django names a failed on-commit callback by in its log.
+        object.__setattr__(self, "__qualname__", f"effect {self.name}")
+
+    def __call__(self) -> None:
+        handlers = _handlers.get(self.name)
+        if not handlers:
+            log.warning("effect %s has no handler; nothing done", self.name)
+            return
+        for handler in handlers:
+            handler(**dict(self.args))
+
+
+def on_commit_effect(name: str, **args: Arg) -> None:
+    """Carry out effect `name` with `args` after the current transaction commits (at once
+    when there is none; never when it rolls back). A handler that fails (the broker is
+    down) is logged, not raised: the use case has committed, and the periodic jobs catch
+    up."""
+    transaction.on_commit(Effect(name, tuple(sorted(args.items()))), robust=True)

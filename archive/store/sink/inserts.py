@@ -1,0 +1,107 @@
+"""New messages: inserted with one executemany, replies already pointing at their parents,
+indexed set-wise in both full-text tables and queued for stems."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from django.db import connection
+
+from archive.store.domain import MessageRecord
+from archive.store.ids import new_public_ids
+from archive.store.sink.cleaning import normalize_text
+from archive.store.sink.replies import parent_ids
+from archive.store.sink.upserts import Context
+from wirecat.db.values import db_time, without_surrogates
+
+# A batch is inserted with executemany: measured against one `json_each` statement over
+# the batch as a JSON array, it costs half the time per row (14 against 30 us), the JSON
+# encoding included.
+_INSERT_MESSAGES = (
+    "INSERT INTO archive_message (id, public_id, account_id, chat_id, external_id, sender_id,"
+    " sent_at, text, kind, direction, reply_to_external_id, reply_to_id, edited_at,"
+    " deleted_at, delivery_status, raw_json, provider_metadata, created_at, updated_at)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '', %s, %s, %s, %s)"
+)
+# The next id AUTOINCREMENT would give: above every id ever used, even purged ones.
+_NEXT_MESSAGE_ID = (
+    "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'archive_message'), 0),"
+    " coalesce((SELECT max(id) FROM archive_message), 0)) + 1"
+)
+# The FTS5 tables kept over archive_message.text (migrations 0002, 0003).
+FTS_TABLES = ("message_fts", "message_trigram")
+
+
+# One encoder for every row (json.dumps with options builds a new one per call).
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _db_time(value: datetime | None) -> str | None:
+    return None if value is None else db_time(value)
+
+
+def messages_insert(
+    ctx: Context,
+    records: dict[tuple[str, str], MessageRecord],
+    deleted: dict[tuple[str, str], datetime],
+    now: datetime,
+) -> dict[tuple[str, str], int]:
+    """Insert new messages with one executemany (the ORM's per-value work dominated large
+    imports), replies already pointing at their parents, index them in both FTS tables
+    and queue them for stems; returns their rowids (consecutive, from the lowest)."""
+    stamp = _db_time(now)
+    with connection.cursor() as cursor:
+        # This transaction holds SQLite's write lock (BEGIN IMMEDIATE), so the ids from
+        # here on are ours: giving them out now lets a reply name a parent of its own
+        # batch in the row itself instead of in a second pass over the table.
+        cursor.execute(_NEXT_MESSAGE_ID)
+        first = int(cursor.fetchone()[0])
+        ids = {key: first + offset for offset, key in enumerate(records)}
+        parents = parent_ids(ctx, records, ids)
+        account_id = ctx.account.pk
+        chat_ids = {ext: chat.pk for ext, chat in ctx.chats.items()}
+        sender_ids = {ext: ident.pk for ext, ident in ctx.identities.items()}
+        rows = []
+        public_ids = new_public_ids("msg", len(records))
+        for public_id, (key, record) in zip(public_ids, records.items(), strict=True):
+            metadata = _to_json(record.metadata) if record.metadata else "{}"
+            if not metadata.isascii():
+                metadata = without_surrogates(metadata)
+            rows.append(
+                (
+                    ids[key],
+                    public_id,
+                    account_id,
+                    chat_ids[record.chat_external_id],
+                    record.external_id,
+                    sender_ids.get(record.sender_external_id or ""),
+                    _db_time(record.sent_at),
+                    normalize_text(record.text),
+                    record.kind,
+                    record.direction,
+                    record.reply_to_external_id,
+                    parents.get(key),
+                    _db_time(record.edited_at),
+                    _db_time(record.deleted_at or deleted.get(key)),
+                    record.raw_json,
+                    metadata,
+                    stamp,
+                    stamp,
+                )
+            )
+        cursor.executemany(_INSERT_MESSAGES, rows)
+        # The sink indexes what it inserts, set-wise (migration 0008): one statement per
+        # FTS table instead of a trigger call per row; stems are made from the queue.
+        for table in FTS_TABLES:
+            cursor.execute(
+                f"INSERT INTO {table}(rowid, text) SELECT id, text FROM archive_message"
+                " WHERE id >= %s",
+                [first],
+            )
+        cursor.execute(
+            "INSERT OR IGNORE INTO archive_stem_queue (message_id)"
+            " SELECT id FROM archive_message WHERE id >= %s",
+            [first],
+        )
+    return ids

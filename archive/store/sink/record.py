@@ -1,0 +1,131 @@
+"""`batch_record`: one bounded batch in one transaction, all or nothing, as named steps."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from archive.store import changes
+from archive.store.domain import Batch, BatchResult, MessageRecord
+from archive.store.effects import STEMS_QUEUED, on_commit_effect
+from archive.store.models import ConnectorState, sink_writes
+from archive.store.sink.attachments import new_attachments
+from archive.store.sink.cleaning import batch_check, batch_cleaned
+from archive.store.sink.inserts import messages_insert
+from archive.store.sink.replies import orphans_adopt, replies_link
+from archive.store.sink.updates import (
+    Key,
+    Pending,
+    deletions_plan,
+    stored_messages,
+    updates_plan,
+    updates_write,
+)
+from archive.store.sink.upserts import Context, context_upsert
+
+
+def batch_record(
+    *,
+    batch: Batch,
+    then: Callable[[BatchResult], None] | None = None,
+    quiet: bool = False,
+) -> BatchResult:
+    """Record one bounded batch in one transaction; all or nothing. Idempotent.
+
+    `then(result)` runs last inside the same transaction: a caller's own bookkeeping (an
+    import's progress) commits with the batch or not at all, without wrapping the call in
+    an outer transaction (which would make the batch a savepoint, whose journal copies
+    every page the batch touches). `quiet` (or an enclosing `quiet_changes()`): what the
+    batch changes is in the changes feed but tells no webhook (history, not news)."""
+    batch_check(batch)
+    batch = batch_cleaned(batch)
+    result = BatchResult()
+    now = timezone.now()
+    with transaction.atomic(), sink_writes(), changes.quiet_changes(quiet):
+        ctx = context_upsert(batch)
+        records = _records_by_key(batch)
+        stored = stored_messages(ctx, records, batch.deletions)
+        pending = updates_plan(ctx, records, stored, result, now)
+        deletions_plan(batch.deletions, stored, pending, result, now)
+        new_ids = _fresh_insert(ctx, pending, now)
+        result.added = len(new_ids)
+        updates_write(pending)
+        _replies_link(ctx, new_ids, pending)
+        _chat_stats_refresh(ctx, pending.fresh)
+        _cursor_save(ctx, batch)
+        _changes_record(new_ids, pending, now)
+        _index_after_commit(new_ids, pending)
+        if then is not None:
+            then(result)
+    return result
+
+
+def _records_by_key(batch: Batch) -> dict[Key, MessageRecord]:
+    """The batch's messages by key; the same provider id twice in one batch (real exports
+    do this): the last wins."""
+    return {(msg.chat_external_id, msg.external_id): msg for msg in batch.messages}
+
+
+def _fresh_insert(ctx: Context, pending: Pending, now: datetime) -> dict[Key, int]:
+    """Insert the new messages; their attachments join the pending ones."""
+    if not pending.fresh:
+        return {}
+    new_ids = messages_insert(ctx, pending.fresh, pending.fresh_deleted, now)
+    for key, record in pending.fresh.items():
+        pending.attachments.extend(new_attachments(new_ids[key], record.attachments, set()))
+    return new_ids
+
+
+def _replies_link(ctx: Context, new_ids: dict[Key, int], pending: Pending) -> None:
+    """Replies stored earlier meet their new parents; updated messages meet theirs."""
+    if new_ids:
+        orphans_adopt(ctx, new_ids)
+    if pending.changed:
+        replies_link(ctx, pending.changed)
+
+
+def _chat_stats_refresh(ctx: Context, fresh: dict[Key, MessageRecord]) -> None:
+    """Each chat's message count and latest time, kept so the chat list sorts without
+    scanning messages."""
+    added: dict[str, int] = {}
+    latest: dict[str, datetime] = {}
+    for (chat_ext, _), record in fresh.items():
+        added[chat_ext] = added.get(chat_ext, 0) + 1
+        if chat_ext not in latest or record.sent_at > latest[chat_ext]:
+            latest[chat_ext] = record.sent_at
+    for chat_ext, count in added.items():
+        chat = ctx.chats[chat_ext]
+        chat.message_count += count
+        if chat.last_message_at is None or latest[chat_ext] > chat.last_message_at:
+            chat.last_message_at = latest[chat_ext]
+        chat.save(update_fields=["message_count", "last_message_at"])
+
+
+def _cursor_save(ctx: Context, batch: Batch) -> None:
+    """The connector's cursor after this batch, committed with it."""
+    if batch.cursor is not None:
+        ConnectorState.objects.update_or_create(
+            account=ctx.account, stream=batch.cursor_stream, defaults={"cursor": batch.cursor}
+        )
+
+
+def _changes_record(new_ids: dict[Key, int], pending: Pending, now: datetime) -> None:
+    """The changes feed: every message added, edited and tombstoned, set-wise."""
+    if new_ids:
+        changes.messages_added(first_id=min(new_ids.values()), at=now)
+    changes.messages_changed(
+        kind=changes.ChangeKind.MESSAGE_EDITED, message_ids=pending.edited, at=now
+    )
+    changes.messages_changed(
+        kind=changes.ChangeKind.MESSAGE_TOMBSTONED, message_ids=pending.tombstoned, at=now
+    )
+
+
+def _index_after_commit(new_ids: dict[Key, int], pending: Pending) -> None:
+    """Messages inserted or rewritten wait in the stems queue: once the batch commits, the
+    index job is asked to make their stems (a search never does)."""
+    if new_ids or pending.changed:
+        on_commit_effect(STEMS_QUEUED)

@@ -1,0 +1,38 @@
+"""The send port's senders: an outbound message goes out through the live connection of
+the account it is sent from."""
+
+from __future__ import annotations
+
+import functools
+
+from archive.connectors.live import LiveError, sending_providers
+from archive.connectors.sending import OutboundMessage, SendError, register_sender
+from archive.sync.credentials import SealedError
+from archive.sync.models import SyncAccount
+from archive.sync.services.accounts import sync_opened
+
+
+def _send_live(message: OutboundMessage, *, provider: str) -> str:
+    sync = (
+        SyncAccount.objects.select_related("account")
+        .filter(account__provider=provider, account__external_id=message.account_external_id)
+        .first()
+    )
+    if sync is None:
+        raise SendError(f"account {message.account_external_id!r} has no live connection")
+    try:
+        connector = sync_opened(sync)
+    except (LiveError, SealedError) as exc:
+        raise SendError(str(exc)) from None
+    try:
+        if not connector.capabilities.send:
+            raise SendError(f"{connector.label} cannot send")
+        return connector.send(message)
+    finally:
+        connector.close()
+
+
+def senders_register() -> None:
+    """A sender for every provider the live registry says sends (archive/connectors/live.py)."""
+    for provider in sending_providers():
+        register_sender(provider, functools.partial(_send_live, provider=provider))
