@@ -1,4 +1,5 @@
-"""archive.gateway.api"""
+"""The agents' API for what is new and for sends: unread, mark read, the changes feed, and
+guarded idempotent sends with their status."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""archive.gateway.jobs"""
+"""The gateway's jobs: deliver a send the guard allowed, deliver due webhook attempts."""
 
 from __future__ import annotations
 

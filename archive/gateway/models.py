@@ -1,4 +1,5 @@
-"""archive.gateway.models"""
+"""The agent gateway's tables: agents and their tokens, per-agent read marks and rates, the
+gateway settings, the send journal, idempotency keys, webhook endpoints and deliveries."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""archive.gateway.schemas"""
+"""The API shapes of unread pages, read marks, the changes feed and sends."""
 
 from __future__ import annotations
 

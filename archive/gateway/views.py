@@ -1,4 +1,5 @@
-"""archive.gateway.views"""
+"""The owner's pages for agents (tokens, scopes, sending rights), sends waiting for approval
+and the send lock, and webhooks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""archive.imports.jobs"""
+"""The import job: one export read into the store, resumable."""
 
 from __future__ import annotations
 

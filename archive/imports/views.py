@@ -1,4 +1,4 @@
-"""archive.imports.views"""
+"""The Imports pages: upload or name an export, watch its progress, cancel and resume."""
 
 from __future__ import annotations
 

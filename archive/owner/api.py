@@ -1,4 +1,4 @@
-"""archive.owner.api"""
+"""The API's overview of the store: counts and the workers' state."""
 
 from __future__ import annotations
 

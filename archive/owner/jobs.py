@@ -1,4 +1,4 @@
-"""archive.owner.jobs"""
+"""The workers' heartbeat, and one as soon as a worker is ready."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""archive.owner.schemas"""
+"""The API shape of the store's overview."""
 
 from __future__ import annotations
 

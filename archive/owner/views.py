@@ -1,4 +1,4 @@
-"""archive.owner.views"""
+"""The dashboard, and the one-time login link that lets the owner set a password."""
 
 from __future__ import annotations
 

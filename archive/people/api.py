@@ -1,4 +1,4 @@
-"""archive.people.api"""
+"""The API for people: list, create, link and unlink identities, suggestions."""
 
 from __future__ import annotations
 

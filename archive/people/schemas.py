@@ -1,4 +1,4 @@
-"""archive.people.schemas"""
+"""The API shapes of people, their identities and suggested links."""
 
 from __future__ import annotations
 

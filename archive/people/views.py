@@ -1,4 +1,4 @@
-"""archive.people.views"""
+"""The People pages: the list, a person with their identities and activity, suggestions."""
 
 from __future__ import annotations
 

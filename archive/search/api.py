@@ -1,4 +1,4 @@
-"""archive.search.api"""
+"""The API's message search: the query language, facets, cursors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""archive.search.jobs"""
+"""The index job: fill the stems of new and edited messages, refresh the typo vocabulary."""
 
 from __future__ import annotations
 

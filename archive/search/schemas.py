@@ -1,4 +1,4 @@
-"""archive.search.schemas"""
+"""The API shapes of search hits, snippets and facets."""
 
 from __future__ import annotations
 

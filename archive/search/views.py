@@ -1,4 +1,4 @@
-"""archive.search.views"""
+"""The search page, results as you type, saved searches."""
 
 from __future__ import annotations
 

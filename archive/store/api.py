@@ -1,4 +1,5 @@
-"""archive.store.api"""
+"""The API for chats and messages: chat lists, a chat's messages, a message in context,
+attachment bytes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""archive.store.models"""
+"""The store: accounts, chats, identities, people, messages with their revisions and
+attachments, connector cursors and the changes feed. Message rows are written only by the
+sink."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""archive.store.schemas"""
+"""The API shapes of chats, messages and attachments."""
 
 from __future__ import annotations
 

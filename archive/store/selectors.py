@@ -1,4 +1,4 @@
-"""archive.store.selectors"""
+"""Reading the store: chat lists, a chat's messages by cursor, one message."""
 
 from __future__ import annotations
 

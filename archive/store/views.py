@@ -1,4 +1,4 @@
-"""archive.store.views"""
+"""Chat pages, message permalinks and revisions, attachment downloads and thumbnails."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""archive.sync.admin"""
+"""The admin site's page for live accounts and their runs (interval changes go through the
+service)."""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""archive.sync.jobs"""
+"""The sync jobs: one account's run, and the daily repair pass of every account."""
 
 from __future__ import annotations
 

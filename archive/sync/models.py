@@ -1,4 +1,4 @@
-"""archive.sync.models"""
+"""Live accounts (kind, sealed credentials, schedule, lease, state) and their runs."""
 
 from __future__ import annotations
 

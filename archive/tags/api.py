@@ -1,4 +1,4 @@
-"""archive.tags.api"""
+"""The API for tags: list, tags on a target, add, remove, rename, merge, delete."""
 
 from __future__ import annotations
 

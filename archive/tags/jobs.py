@@ -1,4 +1,4 @@
-"""archive.tags.jobs"""
+"""The tag-all-results job for large searches."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""archive.tags.schemas"""
+"""The API shapes of tags and tag targets."""
 
 from __future__ import annotations
 

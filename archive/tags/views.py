@@ -1,4 +1,4 @@
-"""archive.tags.views"""
+"""The Tags page and the inline tag boxes on chats, people and messages; tag all results."""
 
 from __future__ import annotations
 

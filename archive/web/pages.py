@@ -1,4 +1,5 @@
-"""archive.web.pages"""
+"""What every page shares: the htmx request type, the error page, where a plain form goes back
+to."""
 
 from __future__ import annotations
 

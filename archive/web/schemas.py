@@ -1,4 +1,4 @@
-"""archive.web.schemas"""
+"""The API's one error shape."""
 
 from __future__ import annotations
 

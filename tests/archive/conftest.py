@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.providers.bot_api import BotApi
 from wirecat.celery import app
 
 
@@ -17,3 +18,11 @@ def celery_inline() -> Iterator[None]:
     app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def bot_api() -> Iterator[BotApi]:
+    """A local server speaking the Telegram Bot API's JSON."""
+    api = BotApi()
+    yield api
+    api.close()

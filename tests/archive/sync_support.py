@@ -12,6 +12,7 @@ from archive.gateway.jobs import send_deliver as send_deliver_job
 from archive.gateway.models import SendAttempt
 from archive.gateway.services import agents as agent_service
 from archive.store.models import Account, Chat, Message
+from tests.providers.bot_api import ALICE, BOB, GROUP, PRIVATE, BotApi
 
 
 def agent_send(
@@ -42,3 +43,15 @@ def agent_send(
     attempt.refresh_from_db()
     assert attempt.outcome == "sent", attempt.error
     return response, attempt
+
+
+def chatter(api: BotApi, count: int) -> None:
+    """`count` messages in the Bot API server: Alice and Bob in the group, every 7th a
+    reply, every 10th private."""
+    for n in range(1, count + 1):
+        if n % 10 == 0:
+            api.post(PRIVATE, ALICE, f"private note {n}")
+        elif n % 7 == 0:
+            api.post(GROUP, BOB, f"answer {n}", reply_to_message={"message_id": n - 1})
+        else:
+            api.post(GROUP, ALICE if n % 2 else BOB, f"group line {n}")

@@ -1,4 +1,5 @@
-"""archive.store.services.maintenance"""
+"""FTS upkeep: merges deferred during bulk writes, the backlog merged after, the nightly
+optimise."""
 
 from __future__ import annotations
 
