@@ -10,11 +10,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+# The runtime dependencies come pinned, with hashes, from requirements.lock (pip-compile
+# output, see docs/operations.md); the project itself is then added without resolving again.
+$(STAMP): pyproject.toml requirements.lock | $(BIN)/python
+	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+# The test tools (the `test` extra) are not locked: they never run in production.
+$(VENV)/.installed-test: pyproject.toml requirements.lock | $(BIN)/python
+	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@ $(STAMP)
 

@@ -18,8 +18,6 @@ import os
 import random
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -30,19 +28,11 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from http_stack import free_port, pct, serve  # noqa: E402
+
 AGENTS = 10
 LEVELS = (1, 2, 4, 8)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def pct(samples: list[float], share: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] * 1000
 
 
 def prepare(state: Path) -> tuple[list[str], dict[str, list[str]], float]:
@@ -101,40 +91,6 @@ def prepare(state: Path) -> tuple[list[str], dict[str, list[str]], float]:
         raw.append(time.perf_counter() - started)
     connection.close()
     return tokens, pools, pct(raw, 0.95)
-
-
-def serve(state: Path, port: int, workers: int) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "WIRECAT_STATE_DIR": str(state),
-        "WIRECAT_ALLOWED_HOSTS": "127.0.0.1",
-        "WIRECAT_LOG_LEVEL": "WARNING",
-    }
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "wirecat.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(workers),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/api/stats", timeout=2)  # 401: it answers
-            return proc
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    proc.kill()
-    raise SystemExit("gunicorn did not start")
 
 
 def run_level(

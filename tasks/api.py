@@ -3,14 +3,26 @@ An agent's changes are events with the agent as actor."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Path, Router
 
-from archive.web.api import answers, caller_actor, requires, scope, window
-from tasks.models import Project, Task
+from archive.web.api import (
+    answers,
+    caller_actor,
+    limit_query,
+    links,
+    offset_query,
+    requires,
+    scope,
+    window,
+)
+from archive.web.schemas import Choice, Matching
+from tasks.models import Project, Status, Task
 from tasks.schemas import (
+    PROJECT_KEY,
+    TASK_KEY,
     CommentIn,
     DeletedOut,
     EventOut,
@@ -32,8 +44,38 @@ from tasks.services import (
     task_get,
     task_update,
 )
+from wirecat.errors import Conflict, Invalid
 
 router = Router(tags=["tasks"])
+
+PROJECT = {"key": "$response.body#/key"}
+TASK = {"key": "$response.body#/key"}
+DELETED = {"key": "$response.body#/deleted"}
+THE_TASK = links(
+    __name__,
+    GetTask=("tasks_show", TASK),
+    ChangeTask=("tasks_update", TASK),
+    DeleteTask=("tasks_delete", TASK),
+    TaskEvents=("tasks_events", TASK),
+    CommentOnTask=("tasks_comment", TASK),
+)
+
+# Keys in paths (in any case), and the filters of `GET /tasks`; "" filters nothing.
+
+
+def project_key() -> Any:
+    return Path(..., pattern=f"^{PROJECT_KEY}$", description="a project's key: HOME")
+
+
+def task_key() -> Any:
+    return Path(..., pattern=f"^{TASK_KEY}$", description="a task's key: HOME-12")
+
+
+StatusFilter = Annotated[str, Choice("status", ("", "open", *Status.values))]
+AssigneeFilter = Annotated[
+    str, Matching("assignee", "(?:owner|[0-9]{1,18})?", "a person id or owner")
+]
+DueFilter = Annotated[str, Choice("due", ("", "overdue", "week"))]
 
 
 def task_out(task: Task) -> TaskOut:
@@ -72,7 +114,19 @@ def projects(request: HttpRequest) -> list[ProjectOut]:
 
 
 @router.post(
-    "/projects", response=answers(ProjectOut), summary="Make a project", **scope("tasks.write")
+    "/projects",
+    response=answers(ProjectOut),
+    summary="Make a project",
+    **scope(
+        "tasks.write",
+        responses={
+            200: links(
+                __name__,
+                ChangeProject=("projects_update", PROJECT),
+                DeleteProject=("projects_delete", PROJECT),
+            )
+        },
+    ),
 )
 @requires("tasks.write")
 def projects_create(request: HttpRequest, body: ProjectIn) -> ProjectOut:
@@ -86,7 +140,9 @@ def projects_create(request: HttpRequest, body: ProjectIn) -> ProjectOut:
     **scope("tasks.write"),
 )
 @requires("tasks.write")
-def projects_update(request: HttpRequest, key: str, body: ProjectPatch) -> ProjectOut:
+def projects_update(
+    request: HttpRequest, body: ProjectPatch, key: str = project_key()
+) -> ProjectOut:
     return _project_out(
         project_update(
             key=key, name=body.name, description=body.description, archived=body.archived
@@ -98,10 +154,13 @@ def projects_update(request: HttpRequest, key: str, body: ProjectPatch) -> Proje
     "/projects/{key}",
     response=answers(DeletedOut),
     summary="Delete an empty project",
-    **scope("tasks.write"),
+    **scope(
+        "tasks.write",
+        responses={200: links(__name__, ChangeDeletedProject=("projects_update", DELETED))},
+    ),
 )
 @requires("tasks.write")
-def projects_delete(request: HttpRequest, key: str) -> DeletedOut:
+def projects_delete(request: HttpRequest, key: str = project_key()) -> DeletedOut:
     project_delete(key=key)
     return DeletedOut(deleted=key.upper())
 
@@ -111,12 +170,12 @@ def projects_delete(request: HttpRequest, key: str) -> DeletedOut:
 def tasks_find(
     request: HttpRequest,
     project: str | None = None,
-    status: str | None = None,
-    assignee: str | None = None,
-    due: str | None = None,
+    status: StatusFilter | None = None,
+    assignee: AssigneeFilter | None = None,
+    due: DueFilter | None = None,
     q: str = "",
-    limit: int = 100,
-    offset: int = 0,
+    limit: int = limit_query(100, 500),
+    offset: int = offset_query(),
 ) -> list[TaskOut]:
     """`status` a status or `open`; `assignee` a person id or `owner`; `due` `overdue` or
     `week`; `q` words in titles and descriptions (their other forms too)."""
@@ -126,7 +185,12 @@ def tasks_find(
     return [task_out(t) for t in rows[page]]
 
 
-@router.post("/tasks", response=answers(TaskOut), summary="Make a task", **scope("tasks.write"))
+@router.post(
+    "/tasks",
+    response=answers(TaskOut),
+    summary="Make a task",
+    **scope("tasks.write", responses={200: THE_TASK}),
+)
 @requires("tasks.write")
 def tasks_create(request: HttpRequest, body: TaskIn) -> TaskOut:
     task = task_create(
@@ -147,7 +211,7 @@ def tasks_create(request: HttpRequest, body: TaskIn) -> TaskOut:
 
 @router.get("/tasks/{key}", response=answers(TaskOut), summary="One task", **scope("tasks.read"))
 @requires("tasks.read")
-def tasks_show(request: HttpRequest, key: str) -> TaskOut:
+def tasks_show(request: HttpRequest, key: str = task_key()) -> TaskOut:
     return task_out(task_get(key=key))
 
 
@@ -155,7 +219,7 @@ def tasks_show(request: HttpRequest, key: str) -> TaskOut:
     "/tasks/{key}", response=answers(TaskOut), summary="Change a task", **scope("tasks.write")
 )
 @requires("tasks.write")
-def tasks_update(request: HttpRequest, key: str, body: TaskPatch) -> TaskOut:
+def tasks_update(request: HttpRequest, body: TaskPatch, key: str = task_key()) -> TaskOut:
     changes: dict[str, Any] = {
         name: value
         for name, value in body.model_dump(exclude={"clear_due", "clear_parent"}).items()
@@ -165,14 +229,22 @@ def tasks_update(request: HttpRequest, key: str, body: TaskPatch) -> TaskOut:
         changes["due"] = None
     if body.clear_parent:
         changes["parent"] = None
-    return task_out(task_update(key=key, actor=caller_actor(request), **changes))
+    try:
+        return task_out(task_update(key=key, actor=caller_actor(request), **changes))
+    except Invalid as exc:  # "a task cannot be its own ancestor": the tasks' state refuses it
+        raise Conflict(str(exc)) from exc
 
 
 @router.delete(
-    "/tasks/{key}", response=answers(DeletedOut), summary="Delete a task", **scope("tasks.write")
+    "/tasks/{key}",
+    response=answers(DeletedOut),
+    summary="Delete a task",
+    **scope(
+        "tasks.write", responses={200: links(__name__, GetDeletedTask=("tasks_show", DELETED))}
+    ),
 )
 @requires("tasks.write")
-def tasks_delete(request: HttpRequest, key: str) -> DeletedOut:
+def tasks_delete(request: HttpRequest, key: str = task_key()) -> DeletedOut:
     task_delete(key=key)
     return DeletedOut(deleted=key.upper())
 
@@ -184,7 +256,7 @@ def tasks_delete(request: HttpRequest, key: str) -> DeletedOut:
     **scope("tasks.read"),
 )
 @requires("tasks.read")
-def tasks_events(request: HttpRequest, key: str) -> list[EventOut]:
+def tasks_events(request: HttpRequest, key: str = task_key()) -> list[EventOut]:
     task = task_get(key=key)
     return [
         EventOut(field=e.field, old=e.old, new=e.new, actor=e.actor, at=e.at)
@@ -199,6 +271,6 @@ def tasks_events(request: HttpRequest, key: str) -> list[EventOut]:
     **scope("tasks.write"),
 )
 @requires("tasks.write")
-def tasks_comment(request: HttpRequest, key: str, body: CommentIn) -> EventOut:
+def tasks_comment(request: HttpRequest, body: CommentIn, key: str = task_key()) -> EventOut:
     event = task_comment(key=key, text=body.text, actor=caller_actor(request))
     return EventOut(field=event.field, old=event.old, new=event.new, actor=event.actor, at=event.at)

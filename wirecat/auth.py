@@ -2,7 +2,8 @@
 
 Pages: Django's LoginRequiredMiddleware sends an anonymous visitor to the login page.
 The JSON API answers 401 itself (ninja auth), so the middleware leaves `/api/` routes to it;
-the API's docs and schema still need the owner's session.
+the API's docs page still needs the owner's session, and its schema (openapi.json) the
+owner's session or an agent's token (`wirecat.api.docs_access` checks both).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.http import HttpRequest, HttpResponseBase
 
 API_NAMESPACE = "api"
-DOCS = {"openapi-json", "openapi-view"}
+DOCS = {"openapi-view"}
 
 
 class OwnerRequiredMiddleware(LoginRequiredMiddleware):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from celery import Celery
+from celery import Celery, signals
 from celery.schedules import crontab
 from kombu.transport import sqlalchemy as kombu_sqla
 
@@ -34,6 +34,17 @@ def _job_packages() -> list[str]:
 
 
 app.autodiscover_tasks(_job_packages, related_name="jobs")
+
+
+@signals.worker_init.connect
+@signals.worker_process_init.connect
+def _background_priority(**_: object) -> None:
+    """A worker's jobs (imports, sync, index fills, deliveries) are background work: the
+    worker and its pool's processes run at WIRECAT_BACKGROUND_NICE, so pages and the API
+    (gunicorn, normal priority) come first when the cores are busy."""
+    from archive.imports.services import background_priority
+
+    background_priority()
 
 
 def _beat_schedule(heartbeat_seconds: int) -> dict[str, dict[str, object]]:

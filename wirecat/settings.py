@@ -9,7 +9,7 @@ from pathlib import Path
 
 import django_stubs_ext
 
-from wirecat.paths import database_path, state_dir
+from wirecat.paths import database_path, state_dir, state_dir_private
 
 # Lets admin.ModelAdmin[Model] and QuerySet[Model] be subscripted at run time (typing).
 django_stubs_ext.monkeypatch()
@@ -26,10 +26,26 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def env_bytes(name: str, default: str) -> int:
+    """A size: a number of bytes, or with a binary unit (`64M`, `4GiB`, `512k`)."""
+    raw = (os.environ.get(name) or default).strip().lower().removesuffix("b").removesuffix("i")
+    unit = raw[-1:] if raw[-1:] in _UNITS else ""
+    number = raw[: len(raw) - len(unit)].strip().replace("_", "")
+    try:
+        return int(float(number) * _UNITS[unit])
+    except ValueError as exc:
+        raise ValueError(f"{name}={os.environ.get(name)!r} is not a size (e.g. 64M)") from exc
+
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 STATE_DIR = state_dir()
-STATE_DIR.mkdir(parents=True, exist_ok=True)
 DB_PATH = database_path(STATE_DIR)
+# Every process (web, worker, beat, each command) imports these settings: the state folder
+# is made the owner's alone here (0700, files 0600), at every start (wirecat/paths.py).
+state_dir_private(STATE_DIR, database=DB_PATH)
 BLOB_DIR = STATE_DIR / "blobs"
 
 
@@ -40,6 +56,8 @@ def _secret_key() -> str:
         return explicit
     key_file = STATE_DIR / "secret_key"
     if not key_file.exists():
+        if not os.access(STATE_DIR, os.W_OK):  # read-only: this process's own key; the
+            return secrets.token_urlsafe(50)  # store's pages say what is wrong (db/faults)
         fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_urlsafe(50))
@@ -53,14 +71,34 @@ CSRF_TRUSTED_ORIGINS = env_list("WIRECAT_CSRF_TRUSTED_ORIGINS")
 # The address printed in one-time login links.
 BASE_URL = os.environ.get("WIRECAT_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 
+
+def _meta_key(header: str) -> str:
+    """`X-Forwarded-Proto` as Django's request.META names it."""
+    return "HTTP_" + header.strip().upper().replace("-", "_")
+
+
 # Behind an HTTPS tunnel (cloudflared, Tailscale Funnel): name the header the proxy sets,
-# e.g. WIRECAT_PROXY_SSL_HEADER=X-Forwarded-Proto; cookies then become Secure.
+# e.g. WIRECAT_PROXY_SSL_HEADER=X-Forwarded-Proto. Cookies become Secure with it, and
+# whenever the owner's address (WIRECAT_BASE_URL) is https.
 _proxy_header = os.environ.get("WIRECAT_PROXY_SSL_HEADER", "").strip()
 if _proxy_header:
-    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_header.upper().replace("-", "_"), "https")
-_secure_cookies = env_bool("WIRECAT_SECURE_COOKIES", default=bool(_proxy_header))
+    SECURE_PROXY_SSL_HEADER = (_meta_key(_proxy_header), "https")
+HTTPS = BASE_URL.lower().startswith("https://") or bool(_proxy_header)
+_secure_cookies = env_bool("WIRECAT_SECURE_COOKIES", default=HTTPS)
 SESSION_COOKIE_SECURE = _secure_cookies
 CSRF_COOKIE_SECURE = _secure_cookies
+# HSTS behind https (wirecat.security also sends it when only the base URL says https: a
+# browser heeds it over https alone). No includeSubDomains: the tunnel's domain is not ours.
+SECURE_HSTS_SECONDS = int(os.environ.get("WIRECAT_HSTS_SECONDS", "31536000")) if HTTPS else 0
+# The header naming the client's address that the tunnel sets (e.g. CF-Connecting-IP, or
+# X-Forwarded-For whose last entry the tunnel adds). Unset: no header is believed, the
+# address is the connection's (behind a tunnel, every client then looks like the tunnel).
+_client_ip_header = os.environ.get("WIRECAT_CLIENT_IP_HEADER", "").strip()
+CLIENT_IP_HEADER = _meta_key(_client_ip_header) if _client_ip_header else ""
+# Sign-in guessing (wirecat.throttle): this many failures per user name and per client
+# address within the window, then 429 until the oldest of them is older than the window.
+LOGIN_ATTEMPTS = int(os.environ.get("WIRECAT_LOGIN_ATTEMPTS", "5"))
+LOGIN_WINDOW_SECONDS = int(os.environ.get("WIRECAT_LOGIN_WINDOW_SECONDS", "900"))
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_AGE = 60 * 60 * 24 * 14
@@ -88,11 +126,13 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "archive.web.middleware.AfterResponse",  # outermost: it sees the answer that is sent
     "django.middleware.security.SecurityMiddleware",
+    "wirecat.security.SecurityHeaders",  # Content-Security-Policy on every page, HSTS
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "wirecat.throttle.LoginThrottle",  # 429 before a password is hashed
     "wirecat.auth.OwnerRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -182,7 +222,8 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # Queues, so a worker can take only some work (`celery -A wirecat worker -Q sync`):
 # sync (live sync, the repair pass), index (stems, FTS upkeep, tagging many results),
-# delivery (sends, webhooks); everything else (imports, the heartbeat) on `celery`.
+# delivery (sends), webhooks (their own, so a slow receiver holds up no send); everything
+# else (imports, the heartbeat) on `celery`.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = {
     "archive.jobs.account_sync": {"queue": "sync"},
@@ -190,29 +231,71 @@ CELERY_TASK_ROUTES = {
     "archive.jobs.search_stems_drain": {"queue": "index"},
     "archive.jobs.store_optimize": {"queue": "index"},
     "archive.jobs.tag_bulk_run": {"queue": "index"},
+    "archive.jobs.thumbnail_make": {"queue": "index"},
     "archive.jobs.send_deliver": {"queue": "delivery"},
-    "archive.jobs.webhooks_deliver": {"queue": "delivery"},
+    "archive.jobs.webhooks_deliver": {"queue": "webhooks"},
 }
-WORKER_QUEUES = "celery,sync,index,delivery"
+WORKER_QUEUES = "celery,sync,index,delivery,webhooks"
+# One webhook attempt's whole budget (connect, send, read at most 4 KB of the answer).
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WIRECAT_WEBHOOK_TIMEOUT_SECONDS", "10"))
 # Messages per import batch (one transaction each); bounded by the sink's batch limit.
 # Live sync: a worker's hold on an account it syncs, renewed after every page; a worker
 # killed mid-run is overtaken once it lapses.
 SYNC_LEASE_SECONDS = int(os.environ.get("WIRECAT_SYNC_LEASE_SECONDS", "120"))
 IMPORT_BATCH_SIZE = int(os.environ.get("WIRECAT_IMPORT_BATCH", "5000"))
+# Background work (imports and their readers, Celery workers) runs at this nice level
+# (0..19; 0 leaves it as started) so that pages and the API come first on a busy machine.
+BACKGROUND_NICE = int(os.environ.get("WIRECAT_BACKGROUND_NICE", "10"))
+# An import's write transaction (which other writers, the API's included, wait for) is
+# kept to about this long: batches shrink below WIRECAT_IMPORT_BATCH to fit (0: no budget).
+IMPORT_TRANSACTION_MS = int(os.environ.get("WIRECAT_IMPORT_TRANSACTION_MS", "250"))
 # Parse exports in a child process while the importing one writes (both cores busy).
 IMPORT_READER_PROCESS = env_bool("WIRECAT_IMPORT_READER_PROCESS", default=True)
+# What one import may cost, whatever the file (archive/connectors/limits.py, json_guard.py);
+# past each, the import stops with an error naming the file, the place and the setting.
+IMPORT_MAX_JSON_DEPTH = int(os.environ.get("WIRECAT_IMPORT_MAX_JSON_DEPTH", "64"))
+IMPORT_MAX_JSON_VALUE = env_bytes("WIRECAT_IMPORT_MAX_JSON_VALUE", "1M")
+IMPORT_MAX_MESSAGE_BYTES = env_bytes("WIRECAT_IMPORT_MAX_MESSAGE_BYTES", "16M")
+IMPORT_MAX_MESSAGE_VALUES = int(os.environ.get("WIRECAT_IMPORT_MAX_MESSAGE_VALUES", "100000"))
+IMPORT_MAX_LINE = env_bytes("WIRECAT_IMPORT_MAX_LINE", "16M")
+IMPORT_MAX_ZIP_MEMBER = env_bytes("WIRECAT_IMPORT_MAX_ZIP_MEMBER", "4G")
+IMPORT_MAX_ZIP_RATIO = int(os.environ.get("WIRECAT_IMPORT_MAX_ZIP_RATIO", "200"))
+IMPORT_MAX_BYTES = env_bytes("WIRECAT_IMPORT_MAX_BYTES", "256G")
+IMPORT_DISK_MARGIN = env_bytes("WIRECAT_IMPORT_DISK_MARGIN", "512M")
+# A message's text past this many characters is kept whole as an attachment, the first part
+# as its text; a batch is written once its messages' text reaches WIRECAT_IMPORT_BATCH_BYTES.
+IMPORT_MAX_TEXT = int(os.environ.get("WIRECAT_IMPORT_MAX_TEXT", "1000000"))
+IMPORT_BATCH_BYTES = env_bytes("WIRECAT_IMPORT_BATCH_BYTES", "64M")
+# The Imports page imports a path on the server only under these folders (symlinks
+# resolved), never inside the state folder. WIRECAT_IMPORT_ROOTS: folders separated by
+# os.pathsep (":"); unset, the owner's home; set but empty, no server paths at all.
+_import_roots = os.environ.get("WIRECAT_IMPORT_ROOTS")
+IMPORT_ROOTS = (
+    [Path.home()]
+    if _import_roots is None
+    else [Path(item).expanduser() for item in _import_roots.split(os.pathsep) if item.strip()]
+)
 # Uploaded exports are streamed to disk here, never held in memory.
 UPLOAD_DIR = STATE_DIR / "uploads"
 FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 FILE_UPLOAD_TEMP_DIR = str(UPLOAD_DIR)
-UPLOAD_DIR.mkdir(parents=True, exist_ok=True)
+if os.access(STATE_DIR, os.W_OK):  # read-only: an upload says so (wirecat/db/faults.py)
+    UPLOAD_DIR.mkdir(parents=True, exist_ok=True)
 HEARTBEAT_SECONDS = int(os.environ.get("WIRECAT_HEARTBEAT_SECONDS", "30"))
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # A read-only or full store is logged as its sentence, without a traceback.
+    "filters": {"store_faults": {"()": "wirecat.db.faults.OneLine"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["store_faults"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("WIRECAT_LOG_LEVEL", "INFO")},
     "loggers": {
         "django.db.backends": {"level": "INFO"},

@@ -11,6 +11,19 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, ClassVar, Protocol
 
+# What a hostile file may cost (limits.py), and a message's text kept whole beside it
+# (kept_whole.py); the import service reaches them here, through the connectors' public face.
+from archive.connectors.kept_whole import LongText as LongText
+from archive.connectors.kept_whole import item_kept_whole as item_kept_whole
+from archive.connectors.kept_whole import item_weight as item_weight
+from archive.connectors.kept_whole import spill_sweep as spill_sweep
+from archive.connectors.limits import LINE_SETTING as LINE_SETTING
+from archive.connectors.limits import Limits as Limits
+from archive.connectors.limits import checked_member, guarded_member
+from archive.connectors.limits import import_limits as import_limits
+from archive.connectors.limits import import_preflight as import_preflight
+from archive.connectors.limits import line_too_long as line_too_long
+from archive.connectors.limits import size_text as size_text
 from archive.store.domain import AccountRecord, ChatRecord, IdentityRecord, MessageRecord
 from wirecat.errors import Invalid
 
@@ -138,17 +151,17 @@ def file_opener(path: Path) -> Callable[[], BinaryIO]:
 
 
 def _open_zip_member(archive_path: Path, member: str) -> BinaryIO:
-    # A fresh ZipFile per call: the caller reads and closes the member stream.
+    # A fresh ZipFile per call: the caller reads and closes the member stream. The member's
+    # declared size and compression ratio are checked before anything is inflated, and
+    # again while it streams (limits.py).
     handle = zipfile.ZipFile(archive_path)
-    stream = handle.open(member)
-    stream_close = stream.close
-
-    def close() -> None:
-        stream_close()
+    try:
+        info = handle.getinfo(member)
+        checked_member(archive_path, info)
+        return guarded_member(archive_path, info, handle.open(info), on_close=handle.close)
+    except BaseException:
         handle.close()
-
-    stream.close = close  # type: ignore[method-assign]
-    return stream  # type: ignore[return-value]
+        raise
 
 
 def zip_opener(archive_path: Path, member: str) -> Callable[[], BinaryIO]:

@@ -26,19 +26,21 @@ class AgentCreateForm(forms.ModelForm):
 
     class Meta:
         model = Agent
-        fields = ("name",)
+        fields = ("name", "limit_accounts", "limit_chats")
 
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin[Agent]):
     """Agents: made here or on the Agents page (the token is shown once, on the answer to
-    the form); revoke with the action. Hashes and read state are never editable."""
+    the form); revoke with the action; limit to accounts and chats (saved with the form).
+    Hashes and read state are never editable."""
 
     list_display = ("name", "public_id", "scope_list", "created_at", "last_used_at", "revoked_at")
     list_filter = ("revoked_at",)
     search_fields = ("name", "public_id")
     readonly_fields = ("public_id", "key_id", "read_through", "created_at", "last_used_at")
     exclude = ("token_hash",)
+    filter_horizontal = ("limit_accounts", "limit_chats")  # none of either: every chat
     actions = ("revoke",)
 
     @admin.display(description="scopes")
@@ -50,7 +52,7 @@ class AgentAdmin(admin.ModelAdmin[Agent]):
     ) -> Any:
         if obj is None:
             kwargs["form"] = AgentCreateForm
-            kwargs["fields"] = ("name", "scope_names", "since")
+            kwargs["fields"] = ("name", "scope_names", "since", "limit_accounts", "limit_chats")
         return super().get_form(request, obj, change=change, **kwargs)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Agent | None = None) -> Any:
@@ -67,6 +69,8 @@ class AgentAdmin(admin.ModelAdmin[Agent]):
             since=form.cleaned_data.get("since"),
         )
         obj.pk, obj.public_id = issued.agent.pk, issued.agent.public_id
+        # The form saves the limits (save_related) onto this row, now stored.
+        obj._state.db, obj._state.adding = issued.agent._state.db, False
         request._agent_token = issued.token  # type: ignore[attr-defined]
 
     def response_add(self, request: HttpRequest, obj: Agent, post_url_continue: Any = None) -> Any:

@@ -4,10 +4,11 @@ guarded idempotent sends with their status."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Header, Router
+from pydantic import Field
 
 from archive.gateway.models import SendAttempt
 from archive.gateway.schemas import (
@@ -21,15 +22,41 @@ from archive.gateway.schemas import (
 )
 from archive.gateway.selectors import changes_page, first_unread_id, unread_page
 from archive.gateway.services.agents import mark_read
-from archive.gateway.services.idempotency import idempotent, key_clean
+from archive.gateway.services.idempotency import KEY_MAX, idempotent, key_clean
 from archive.gateway.services.sends import SendRefused, send_get, send_request
 from archive.store.models import Message
 from archive.store.schemas import message_out
 from archive.store.selectors import messages_full
-from archive.web.api import agent_only, answers, caller_agent, requires, scope
+from archive.web.api import (
+    agent_only,
+    answers,
+    caller_agent,
+    limit_query,
+    links,
+    public_id,
+    requires,
+    scope,
+)
+from archive.web.schemas import Format
 from wirecat.errors import NotFound
 
+UnreadCursor = Annotated[
+    str, Format("wirecat-unread-cursor"), Field(description="the `next_cursor` of a page")
+]
+ChangesCursor = Annotated[
+    str, Format("wirecat-changes-cursor"), Field(description="the `cursor` of a page")
+]
+
 router = Router(tags=["messages"])
+
+# A send's answer given again for a retry with the same Idempotency-Key and body.
+REPLAYED = {
+    "Idempotent-Replayed": {
+        "description": "true when this is the kept answer to an earlier request with this key",
+        "required": False,
+        "schema": {"type": "string", "enum": ["true"]},
+    }
+}
 
 
 @router.get(
@@ -39,7 +66,11 @@ router = Router(tags=["messages"])
     **scope("messages.read"),
 )
 @requires("messages.read")
-def unread(request: HttpRequest, cursor: str | None = None, limit: int = 50) -> UnreadOut:
+def unread(
+    request: HttpRequest,
+    cursor: UnreadCursor | None = None,
+    limit: int = limit_query(50, 200),
+) -> UnreadOut:
     """Read state is the calling agent's own: never shared with other agents, never sent to
     any messenger. An agent starts with the history before its creation (or before its
     `since`) counted as read."""
@@ -74,8 +105,14 @@ def mark_read_view(request: HttpRequest, body: MarkReadIn) -> MarkReadOut:
     **scope("messages.read"),
 )
 @requires("messages.read")
-def changes(request: HttpRequest, cursor: str | None = None, limit: int = 100) -> ChangesOut:
-    page = changes_page(cursor=cursor, limit=limit)
+def changes(
+    request: HttpRequest,
+    cursor: ChangesCursor | None = None,
+    limit: int = limit_query(100, 1000),
+) -> ChangesOut:
+    """An agent sees its own sends' status only, and within its limits only their chats'
+    rows; the owner sees every row."""
+    page = changes_page(agent=caller_agent(request), cursor=cursor, limit=limit)
     return ChangesOut(
         changes=[
             ChangeOut(
@@ -109,14 +146,28 @@ def send_out(attempt: SendAttempt) -> SendOut:
     "/messages/send",
     response=answers(SendOut, 202),
     summary="Send a message through the guard (needs an Idempotency-Key header)",
-    **scope("messages.send"),
+    **scope(
+        "messages.send",
+        responses={
+            202: {
+                "headers": REPLAYED,
+                **links(__name__, GetSend=("send_status", {"send_id": "$response.body#/send_id"})),
+            },
+            403: {"headers": REPLAYED},
+        },
+    ),
 )
 @requires("messages.send")
 def send(
     request: HttpRequest,
     body: SendIn,
-    idempotency_key: str | None = Header(
-        None, alias="Idempotency-Key", description="any unique string per send, reused on retry"
+    idempotency_key: str = Header(
+        ...,
+        alias="Idempotency-Key",
+        description="any unique string per send (printable ASCII), reused on retry",
+        min_length=1,
+        max_length=KEY_MAX,
+        pattern=r"^[ -~]*[!-~][ -~]*$",
     ),
 ) -> HttpResponse:
     """The first answer to an `Idempotency-Key` is kept for 24 hours: a retry with the same
@@ -153,7 +204,7 @@ def send(
     **scope("messages.send"),
 )
 @requires("messages.send")
-def send_status(request: HttpRequest, send_id: str) -> SendOut:
+def send_status(request: HttpRequest, send_id: str = public_id("snd", "send")) -> SendOut:
     attempt = send_get(send_id=send_id)
     agent = caller_agent(request)
     if agent is not None and attempt.agent_id != agent.pk:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import logging
+from pathlib import Path
 
 from celery import shared_task
+from django.conf import settings
 
 from archive.gateway.services.sends import SEND_QUEUED
 from archive.gateway.services.sends import send_deliver as send_deliver_service
@@ -32,5 +35,15 @@ effect_connect(SEND_QUEUED, send_deliver.delay)
 
 @shared_task(name="archive.jobs.webhooks_deliver", ignore_result=True)
 def webhooks_deliver() -> str:
-    """Every few seconds (beat): POST the webhook deliveries that are due."""
-    return f"webhooks: {deliver_due()} attempted"
+    """Every few seconds (beat), on the `webhooks` queue: POST the webhook deliveries that
+    are due. One run at a time: while a slow receiver keeps one run busy, the next beats
+    skip, so webhooks never take more than one of the worker's processes from sends."""
+    with Path(settings.STATE_DIR, "webhooks.lock").open("a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return "webhooks: another run is delivering; skipped"
+        try:
+            return f"webhooks: {deliver_due()} attempted"
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

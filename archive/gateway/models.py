@@ -12,8 +12,8 @@ from archive.store.models import Account, Chat, Message
 
 
 class Agent(models.Model):
-    """One of the owner's AI agents: its own token (kept only as a hash), scopes and read
-    state. `read_through`: every inbound message with an id up to it counts as read."""
+    """One of the owner's AI agents: its own token (kept only as a hash), scopes, limits and
+    read state. `read_through`: every inbound message with an id up to it counts as read."""
 
     public_id = models.CharField(max_length=32, unique=True, editable=False)
     name = models.CharField(max_length=100, unique=True)
@@ -27,6 +27,22 @@ class Agent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Limits: what the agent may read and send to. None of either: everything. Otherwise
+    # the chats of these accounts and these chats (archive/gateway/selectors.py decides).
+    limit_accounts = models.ManyToManyField(
+        Account,
+        blank=True,
+        related_name="+",
+        verbose_name="limited to accounts",
+        help_text="the agent sees and sends to these accounts' chats (none: no account limit)",
+    )
+    limit_chats = models.ManyToManyField(
+        Chat,
+        blank=True,
+        related_name="+",
+        verbose_name="limited to chats",
+        help_text="and to these chats (no accounts and no chats: every chat)",
+    )
 
     class Meta:
         ordering = ("name",)

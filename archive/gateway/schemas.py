@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from typing import Annotated, Any
 
 from ninja import Schema
+from pydantic import Field, model_validator
 
+from archive.gateway.services.agents import MARK_MAX
+from archive.gateway.services.sends import TEXT_MAX
 from archive.store.schemas import MessageOut
+from archive.web.schemas import At, BodyIn, Id, Text
 
 
 class UnreadOut(Schema):
@@ -14,23 +18,37 @@ class UnreadOut(Schema):
     next_cursor: str | None
 
 
-class MarkReadIn(Schema):
-    """Exactly one of: `ids` (msg_…, at most 1,000), `up_to` (msg_…: everything stored up
-    to it), `chat_id` (the whole chat as it is now)."""
+class MarkReadIn(BodyIn):
+    """Exactly one of: `ids` (msg_…, 1 to 1,000), `up_to` (msg_…: everything stored up
+    to it), `chat_id` (the whole chat as it is now). An empty `ids` or a null counts as
+    not given."""
 
-    ids: list[str] = []
+    ids: Annotated[list[str], Field(max_length=MARK_MAX)] = []
     up_to: str | None = None
-    chat_id: int | None = None
+    chat_id: Id | None = None
 
     model_config = {
         "json_schema_extra": {
+            # Exactly one given: each branch holds when its field is given (present,
+            # not null, and for `ids` not empty), and `oneOf` wants one branch only.
+            "oneOf": [
+                {"required": ["ids"], "properties": {"ids": {"minItems": 1}}},
+                {"required": ["up_to"], "properties": {"up_to": {"type": "string"}}},
+                {"required": ["chat_id"], "properties": {"chat_id": {"type": "integer"}}},
+            ],
             "examples": [
                 {"ids": ["msg_01JD8ZV3Q0V6Y1T9B2C4D5E6F7"]},
                 {"up_to": "msg_01JD8ZV3Q0V6Y1T9B2C4D5E6F7"},
                 {"chat_id": 12},
-            ]
+            ],
         }
     }
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Any:
+        if sum([bool(self.ids), self.up_to is not None, self.chat_id is not None]) != 1:
+            raise ValueError("mark_read: give exactly one of ids, up_to, chat_id")
+        return self
 
 
 class MarkReadOut(Schema):
@@ -44,7 +62,7 @@ class ChangeOut(Schema):
 
     seq: int
     kind: str
-    at: datetime
+    at: At
     message: str | None
     chat_id: int | None
     tag: str | None
@@ -57,13 +75,13 @@ class ChangesOut(Schema):
     cursor: str  # poll again with it; it never skips a change
 
 
-class SendIn(Schema):
+class SendIn(BodyIn):
     """Send `text` to chat `chat_id` of account `account_id` (ids from /chats), optionally
     as a reply to a message (msg_…)."""
 
-    account_id: int
-    chat_id: int
-    text: str
+    account_id: Id
+    chat_id: Id
+    text: Annotated[str, Text("text", most=TEXT_MAX)]
     reply_to: str | None = None
 
     model_config = {
@@ -82,4 +100,4 @@ class SendOut(Schema):
     message_id: str | None
     rule: str | None
     error: str | None
-    at: datetime
+    at: At

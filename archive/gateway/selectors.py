@@ -1,17 +1,110 @@
-"""Reads for agents: their unread messages (per agent, oldest first) and the changes feed."""
+"""Reads for agents: what an agent may see (its limits), its unread messages (per agent,
+oldest first), the changes feed as it may see it, and search within its limits.
+
+One rule decides what an agent may see: `agent_limits`. An agent limited to accounts
+and/or chats sees the chats of those accounts and those chats, and their messages (with
+their attachments, unread, feed rows and search hits); without limits (and for the owner)
+everything. Every read path of the API asks it, through `agent_scope` (messages),
+`agent_chat_scope` (chats), `agent_chat_get`/`agent_message_get`/`agent_chat_check` (one
+row) and `agent_search`."""
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 from dataclasses import dataclass
 
 from django.db import connection
+from django.db.models import Exists, Max, OuterRef, Q
 
-from archive.gateway.models import Agent
-from archive.store.models import Change, Message
+from archive.gateway.models import Agent, SendAttempt
+from archive.search.selectors import SearchPage, message_search
+from archive.store.changes import ChangeKind
+from archive.store.models import Change, Chat, Message
+from archive.store.selectors import chat_get, message_get
 from wirecat.db.values import db_time
-from wirecat.errors import Invalid
+from wirecat.errors import Invalid, NotFound
+
+# --- limits -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The accounts and chats an agent is limited to (it sees the union of both)."""
+
+    accounts: tuple[int, ...]
+    chats: tuple[int, ...]
+
+    def allows(self, chat: Chat) -> bool:
+        return chat.pk in self.chats or chat.account_id in self.accounts
+
+
+def agent_limits(agent: Agent | None) -> Limits | None:
+    """What `agent` is limited to; None when it sees everything (the owner, None, and an
+    agent without limits)."""
+    if agent is None or agent.pk is None:
+        return None
+    accounts = tuple(agent.limit_accounts.values_list("pk", flat=True))
+    chats = tuple(agent.limit_chats.values_list("pk", flat=True))
+    if not accounts and not chats:
+        return None
+    return Limits(accounts, chats)
+
+
+def agent_chat_scope(agent: Agent | None) -> Q:
+    """The chats `agent` may see, as a filter over Chat."""
+    limits = agent_limits(agent)
+    if limits is None:
+        return Q()
+    return Q(account_id__in=limits.accounts) | Q(pk__in=limits.chats)
+
+
+def agent_scope(agent: Agent | None) -> Q:
+    """The messages `agent` may see, as a filter over Message."""
+    limits = agent_limits(agent)
+    if limits is None:
+        return Q()
+    return Q(chat__account_id__in=limits.accounts) | Q(chat_id__in=limits.chats)
+
+
+def _scope_sql(limits: Limits | None, alias: str = "m") -> tuple[str, list[str]]:
+    """The same rule as SQL over a message row `alias` (for the raw unread scan)."""
+    if limits is None:
+        return "", []
+    return (
+        f" AND ({alias}.chat_id IN (SELECT value FROM json_each(%s))"
+        f" OR {alias}.chat_id IN (SELECT c.id FROM archive_chat AS c"
+        " WHERE c.account_id IN (SELECT value FROM json_each(%s))))",
+        [json.dumps(list(limits.chats)), json.dumps(list(limits.accounts))],
+    )
+
+
+def agent_sees_chat(agent: Agent | None, chat: Chat) -> bool:
+    limits = agent_limits(agent)
+    return limits is None or limits.allows(chat)
+
+
+def agent_chat_check(agent: Agent | None, chat: Chat, what: str) -> None:
+    """NotFound naming `what` when `chat` is outside the agent's limits (as if it were not
+    there: an agent learns nothing of what it may not see)."""
+    if not agent_sees_chat(agent, chat):
+        raise NotFound(f"{what} does not exist")
+
+
+def agent_chat_get(*, agent: Agent | None, chat_id: int) -> Chat:
+    chat = chat_get(chat_id=chat_id)
+    agent_chat_check(agent, chat, f"chat {chat_id}")
+    return chat
+
+
+def agent_message_get(*, agent: Agent | None, public_id: str) -> Message:
+    message = message_get(public_id=public_id)
+    agent_chat_check(agent, message.chat, f"message {public_id!r}")
+    return message
+
+
+# --- unread -------------------------------------------------------------------------------
 
 _UNREAD = (
     "SELECT m.id FROM archive_message AS m WHERE m.id > %s AND m.direction = 'in'"
@@ -19,7 +112,7 @@ _UNREAD = (
     " AND NOT EXISTS (SELECT 1 FROM archive_agentread AS r"
     " WHERE r.agent_id = %s AND r.message_id = m.id)"
     " AND NOT EXISTS (SELECT 1 FROM archive_agentchatread AS c"
-    " WHERE c.agent_id = %s AND c.chat_id = m.chat_id AND c.through_id >= m.id)"
+    " WHERE c.agent_id = %s AND c.chat_id = m.chat_id AND c.through_id >= m.id){scope}"
     " ORDER BY m.id LIMIT %s"
 )
 
@@ -42,10 +135,12 @@ def _value(prefix: str, cursor: str | None) -> int:
 
 
 def _unread_ids(agent: Agent, after: int, limit: int) -> list[int]:
+    scope, scope_params = _scope_sql(agent_limits(agent))
+    start = max(after, agent.read_through)
     with connection.cursor() as cursor:
         cursor.execute(
-            _UNREAD,
-            [max(after, agent.read_through), db_time(agent.since), agent.pk, agent.pk, limit],
+            _UNREAD.format(scope=scope),
+            [start, db_time(agent.since), agent.pk, agent.pk, *scope_params, limit],
         )
         return [int(row[0]) for row in cursor.fetchall()]
 
@@ -80,14 +175,79 @@ class ChangesPage:
     cursor: str  # always given: poll again with it
 
 
-def changes_page(*, cursor: str | None = None, limit: int = 100) -> ChangesPage:
-    """What changed after `cursor`, in order. The cursor returned resumes exactly after
-    the last change returned (or stays put when there is nothing new)."""
+# A feed read for an agent looks at this many rows at most (its cursor then moves past
+# them), so an agent that may see little of a large import still gets a quick answer.
+FEED_SCAN = 50_000
+
+
+def _feed_visible(agent: Agent) -> Q:
+    """The feed rows `agent` may see: its own sends' status only, and within its limits
+    only the rows of the chats it sees (their messages, sends and tags)."""
+    own = SendAttempt.objects.filter(agent=agent).values("pk")
+    visible = ~Q(kind=ChangeKind.SEND_STATUS) | Q(target_id__in=own)
+    limits = agent_limits(agent)
+    if limits is not None:
+        chats = Chat.objects.filter(agent_chat_scope(agent)).values("pk")
+        of_message = Message.objects.filter(pk=OuterRef("message_pk"), chat_id__in=chats)
+        visible &= (
+            Q(chat_pk__in=chats)
+            | Q(chat_pk__isnull=True, message_pk__isnull=False) & Exists(of_message)
+            | Q(target_kind="chat", target_id__in=chats)
+        )
+    return visible
+
+
+def changes_page(
+    *, agent: Agent | None = None, cursor: str | None = None, limit: int = 100
+) -> ChangesPage:
+    """What changed after `cursor`, in order: all of it for the owner, what `agent` may see
+    for an agent. The cursor returned resumes exactly after the last change returned (or
+    after the rows looked at, none of which the agent may see; or stays put when there is
+    nothing new)."""
     if not 1 <= limit <= 1000:
         raise Invalid("limit: between 1 and 1000")
     after = _value("c", cursor)
-    changes = list(Change.objects.filter(pk__gt=after).order_by("pk")[:limit])
+    rows = Change.objects.filter(pk__gt=after).order_by("pk")
+    if agent is None:
+        changes = list(rows[:limit])
+        last = changes[-1].pk if changes else after
+    else:
+        # Rows up to the newest one now are all committed (one writer at a time).
+        top = min(Change.objects.aggregate(top=Max("pk"))["top"] or 0, after + FEED_SCAN)
+        changes = list(rows.filter(_feed_visible(agent), pk__lte=top)[:limit])
+        last = changes[-1].pk if len(changes) == limit else max(top, after)
     ids = {c.message_pk for c in changes if c.message_pk}
     public = dict(Message.objects.filter(pk__in=ids).values_list("pk", "public_id"))
-    last = changes[-1].pk if changes else after
     return ChangesPage(changes, public, _token("c", last))
+
+
+# --- search -------------------------------------------------------------------------------
+
+SEARCH_SCAN_PAGES = 20  # pages of the whole archive looked at for one limited agent's page
+
+
+def agent_search(
+    *,
+    agent: Agent | None,
+    query: str,
+    sort: str = "relevance",
+    cursor: str | None = None,
+    limit: int = 20,
+    facets: bool = False,
+) -> SearchPage:
+    """`message_search` as `agent` may see it. Within limits: only hits in its chats (a
+    page may hold fewer than `limit`; follow `next_cursor` while there is one), and no
+    facets or "did you mean" (they count or name what is outside them)."""
+    limits = agent_limits(agent)
+    if limits is None:
+        return message_search(query=query, sort=sort, cursor=cursor, limit=limit, facets=facets)
+    page = message_search(query=query, sort=sort, cursor=cursor, limit=limit)
+    hits = [hit for hit in page.hits if limits.allows(hit.message.chat)]
+    scanned = 1
+    while not hits and page.next_cursor and scanned < SEARCH_SCAN_PAGES:
+        page = message_search(query=query, sort=sort, cursor=page.next_cursor, limit=limit)
+        hits = [hit for hit in page.hits if limits.allows(hit.message.chat)]
+        scanned += 1
+    page.hits, page.facets, page.suggestion = hits, None, None
+    page.senders = []  # the senders a from: names come from the whole archive
+    return page

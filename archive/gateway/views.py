@@ -15,6 +15,7 @@ from archive.gateway.services.agents import (
     SCOPES,
     Issued,
     agent_create,
+    agent_limit,
     agent_revoke,
     agent_rotate,
     agent_update,
@@ -28,6 +29,7 @@ from archive.gateway.services.webhooks import (
     endpoint_get,
     endpoint_set_active,
 )
+from archive.store.models import Account, Chat
 from archive.web.pages import HtmxHttpRequest
 from wirecat.errors import Conflict, Invalid
 
@@ -41,7 +43,9 @@ def _agents_page(
         request,
         "archive/agents.html",
         {
-            "agents": Agent.objects.all(),
+            "agents": Agent.objects.prefetch_related("limit_accounts", "limit_chats"),
+            "accounts": Account.objects.order_by("name", "id"),
+            "chats": Chat.objects.select_related("account").order_by("title", "id"),
             "scopes": SCOPES.items(),
             "issued": issued,
             "error": getattr(request, "_agent_error", ""),
@@ -72,7 +76,8 @@ def agents(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def agent_edit_view(request: HttpRequest, public_id: str) -> HttpResponse:
-    """Rotate (a new token, shown once), revoke, or change scopes."""
+    """Rotate (a new token, shown once), revoke, change scopes, or limit to accounts and
+    chats."""
     action = request.POST.get("action", "")
     try:
         if action == "rotate":
@@ -83,8 +88,15 @@ def agent_edit_view(request: HttpRequest, public_id: str) -> HttpResponse:
         elif action == "scopes":
             agent = agent_update(public_id=public_id, scopes=request.POST.getlist("scopes"))
             flash.success(request, f"Scopes of “{agent.name}” saved.")
+        elif action == "limits":
+            agent = agent_limit(
+                public_id=public_id,
+                account_ids=request.POST.getlist("accounts"),
+                chat_ids=request.POST.getlist("chats"),
+            )
+            flash.success(request, f"Limits of “{agent.name}” saved.")
         else:
-            raise Invalid("action: rotate, revoke or scopes")
+            raise Invalid("action: rotate, revoke, scopes or limits")
     except Invalid as exc:
         flash.error(request, str(exc))
     return redirect("archive:agents")

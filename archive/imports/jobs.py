@@ -7,6 +7,7 @@ import logging
 from celery import shared_task
 
 from archive.imports.services import import_run as import_run_service
+from wirecat.db.faults import StoreFault
 from wirecat.errors import Conflict, NotFound
 
 log = logging.getLogger(__name__)
@@ -23,4 +24,7 @@ def import_run(job_id: int) -> str:
     except Conflict as exc:
         log.info("%s", exc)
         return "already running"
+    except StoreFault as exc:  # read-only or full: the job says so where it could be written
+        log.error("import job %s: %s", job_id, exc)
+        return "failed"
     return f"{job.public_id} {job.status}"

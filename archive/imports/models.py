@@ -39,6 +39,9 @@ class ImportJob(models.Model):
     updated = models.PositiveIntegerField(default=0)
     unchanged = models.PositiveIntegerField(default=0)
     tombstoned = models.PositiveIntegerField(default=0)
+    # Messages kept with an estimated date (the export gave none usable), counted with each
+    # batch: kept, not skipped.
+    estimated = models.PositiveIntegerField(default=0)
     skipped = models.JSONField(default=dict, blank=True)  # reason -> count, all causes
     # Skips found while copying attachment bytes, counted with each batch (so a resumed
     # import neither loses nor repeats them); `skipped` merges these with the reader's.

@@ -5,7 +5,12 @@ import reads in a forked child and records in the parent: the two cores of a sma
 machine both work. The child iterates the already opened `ExportStream` (fork copies it)
 and sends items over a pipe in chunks, each with how far it has read and the reader's skip
 counts at that point. The pipe is bounded by the kernel: the child waits while the parent
-writes, so memory stays flat whatever the export's size.
+writes, so memory stays flat whatever the export's size. A chunk holds at most
+CHUNK_ITEMS items and about CHUNK_BYTES of text, and a message whose text (or source JSON)
+is longer than WIRECAT_IMPORT_MAX_TEXT crosses the pipe as its first part, the whole of it
+set aside in a spill file that the import stages like an attachment (`item_kept_whole`,
+archive/connectors/limits.py); what the child set aside and nobody staged is swept when
+the import ends.
 
 The child never touches the database (connectors never do) and leaves with `os._exit`,
 so nothing of the parent's connection is closed or flushed from it. It is made with
@@ -31,11 +36,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
-from archive.connectors.base import ExportStream, ImportItem
+from archive.connectors.base import (
+    ExportStream,
+    ImportItem,
+    item_kept_whole,
+    item_weight,
+    spill_sweep,
+)
 
 log = logging.getLogger(__name__)
 
 CHUNK_ITEMS = 500
+CHUNK_BYTES = 4 << 20  # about this much text per chunk at most (long texts are cut first)
 QUEUE_CHUNKS = 16  # at most this many chunks wait in the parent (8,000 items)
 _POLL_SECONDS = 0.1
 
@@ -68,6 +80,7 @@ class ExportItems:
         self._conn: Connection | None = None
         self._pump: threading.Thread | None = None
         self._stop = threading.Event()
+        self._spiller: int | None = None  # the process whose spill files are ours to sweep
 
     def __iter__(self) -> Iterator[ImportItem]:
         if self.in_child and hasattr(os, "fork"):
@@ -78,12 +91,13 @@ class ExportItems:
         return self._in_process()
 
     def _in_process(self) -> Iterator[ImportItem]:
+        self._spiller = os.getpid()
         try:
             for item in self.stream.items:
                 self.read += 1
                 self.skipped = dict(self.stream.skipped)
                 if self.read > self.skip:
-                    yield item
+                    yield item_kept_whole(item)
         finally:  # what the reader skipped after its last item, or before its error
             self.skipped = dict(self.stream.skipped)
 
@@ -100,7 +114,7 @@ class ExportItems:
                 os._exit(0)
         os.close(write_end)
         receive = Connection(read_end, writable=False)
-        self._pid, self._conn = pid, receive
+        self._pid, self._conn, self._spiller = pid, receive, pid
         # A pipe holds 64 KB, less than one chunk: drained only when the writer wants the
         # next item, the child would mostly wait. A thread (blocked in read(), without the
         # GIL) keeps up to QUEUE_CHUNKS chunks in hand so the child reads on meanwhile.
@@ -157,6 +171,9 @@ class ExportItems:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        if self._spiller is not None:
+            spill_sweep(self._spiller)
+            self._spiller = None
 
 
 def _pump(receive: Connection, chunks: queue.Queue[bytes | None], stop: threading.Event) -> None:
@@ -184,16 +201,19 @@ def _child(stream: ExportStream, skip: int, send: Connection) -> None:
     gc.freeze()
     read = 0
     items: list[ImportItem] = []
+    weight = 0
     try:
         try:
             for item in stream.items:
                 read += 1
                 if read <= skip:
                     continue
+                item = item_kept_whole(item)
                 items.append(item)
-                if len(items) >= CHUNK_ITEMS:
+                weight += item_weight(item)
+                if len(items) >= CHUNK_ITEMS or weight >= CHUNK_BYTES:
                     send.send(_Chunk(items, read, dict(stream.skipped)))
-                    items = []
+                    items, weight = [], 0
         except Exception as exc:  # raised again in the parent, where it happened
             send.send(_Chunk(items, read, dict(stream.skipped), error=_portable(exc), last=True))
             return

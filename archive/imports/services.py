@@ -15,17 +15,25 @@ import hashlib
 import logging
 import os
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from archive.connectors.base import ExportStream, FormatError, ImportItem, ReadOptions
+from archive.connectors.base import (
+    ExportStream,
+    FormatError,
+    ImportItem,
+    ReadOptions,
+    import_preflight,
+    item_weight,
+)
 from archive.connectors.registry import reader_for
 from archive.imports.models import ImportJob, ImportStatus
 from archive.imports.reading import ExportItems
@@ -34,6 +42,7 @@ from archive.store.models import Chat
 from archive.store.services.maintenance import fts_bulk_writes
 from archive.store.sink import batch_record, quiet_changes
 from archive.store.staging import message_staged
+from wirecat.db.faults import store_fault
 from wirecat.errors import Conflict, Invalid, NotFound
 
 log = logging.getLogger(__name__)
@@ -66,6 +75,40 @@ def _pid_alive(pid: int | None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def import_path_allowed(path: Path) -> Path:
+    """`path` resolved (symlinks followed), when it lies under one of the configured import
+    roots (WIRECAT_IMPORT_ROOTS, default the owner's home) and outside the state folder, and
+    no link in a folder it names leads out of them; Invalid otherwise, naming the setting.
+    For the Imports page: a path typed in a browser is read with the server's rights. (The
+    `wirecat import` command is the owner at a shell, who reads what they like anyway.)"""
+    roots = [Path(root).expanduser().resolve() for root in settings.IMPORT_ROOTS]
+    state = Path(settings.STATE_DIR).resolve()
+
+    def inside(candidate: Path) -> bool:
+        if candidate == state or state in candidate.parents:
+            return False
+        return any(candidate == root or root in candidate.parents for root in roots)
+
+    resolved = path.expanduser().resolve()
+    where = ", ".join(str(root) for root in roots) or "none configured"
+    if not inside(resolved):
+        raise Invalid(
+            f"{path}: imports from this server are allowed only under WIRECAT_IMPORT_ROOTS"
+            f" ({where}), outside the state folder; upload the file instead, or add its"
+            " folder to WIRECAT_IMPORT_ROOTS"
+        )
+    if resolved.is_dir():
+        for folder, folders, files in os.walk(resolved):
+            for name in folders + files:
+                entry = Path(folder) / name
+                if entry.is_symlink() and not inside(entry.resolve()):
+                    raise Invalid(
+                        f"{entry}: a link out of WIRECAT_IMPORT_ROOTS ({where}); an import"
+                        " from this server reads nothing outside them"
+                    )
+    return resolved
 
 
 def import_job_create(
@@ -180,6 +223,8 @@ def _write(
     read_skips: Mapping[str, int],
 ) -> None:
     batch = Batch.from_items(stream.account, items)
+    # Kept with an estimated date (the export gave none usable): counted, not skipped.
+    estimated = sum(message.date_estimated for message in batch.messages)
 
     def progress(result: BatchResult) -> None:  # in the batch's transaction
         before = ImportJob.objects.filter(pk=job.pk).values_list("staged_skips", flat=True)[0]
@@ -190,6 +235,7 @@ def _write(
             updated=F("updated") + result.updated,
             unchanged=F("unchanged") + result.unchanged,
             tombstoned=F("tombstoned") + result.tombstoned,
+            estimated=F("estimated") + estimated,
             staged_skips=staged_total,
             skipped=_merged(read_skips, staged_total),
             updated_at=timezone.now(),
@@ -204,10 +250,40 @@ def _write(
     batch_record(batch=batch, then=progress)
 
 
+def _next_batch_size(most: int, written: int, seconds: float) -> int:
+    """How many messages the next batch holds so that its transaction (which every other
+    writer waits for, the API's included) stays within WIRECAT_IMPORT_TRANSACTION_MS, from
+    what the last one took: at least IMPORT_MIN_BATCH, at most `most`, and never more than
+    twice the last (one quick batch is no promise). No budget (0): always `most`."""
+    budget = settings.IMPORT_TRANSACTION_MS / 1000
+    if budget <= 0:
+        return most
+    fits = int(written * budget / max(seconds, 1e-6))
+    return max(min(IMPORT_MIN_BATCH, most), min(fits, written * 2, most))
+
+
+def background_priority() -> int:
+    """Lower this process's CPU priority to WIRECAT_BACKGROUND_NICE (never raise it: an
+    unprivileged process cannot take it back), so that what it does and every process it
+    forks from now on (an import's reader) yields the cores to pages and the API. Returns
+    the nice level it runs at."""
+    target = max(0, min(settings.BACKGROUND_NICE, 19))
+    try:
+        current = os.getpriority(os.PRIO_PROCESS, 0)
+        if target > current:
+            os.setpriority(os.PRIO_PROCESS, 0, target)
+        return os.getpriority(os.PRIO_PROCESS, 0)
+    except OSError as exc:  # not allowed here (a container's seccomp, say): run as is
+        log.info("background priority not set: %s", exc)
+        return 0
+
+
 def import_run(
     *, job_id: int, progress: Progress | None = None, batch_size: int | None = None
 ) -> ImportJob:
-    """Run (or resume) one import to its end, failure or cancellation."""
+    """Run (or resume) one import to its end, failure or cancellation, at the background
+    priority (WIRECAT_BACKGROUND_NICE)."""
+    background_priority()
     size = min(batch_size or settings.IMPORT_BATCH_SIZE, 5_000)
     job = _claim(job_id)
     if job.cancel_requested:
@@ -229,6 +305,9 @@ IMPORT_CACHE_KIB = 32_768
 # all of them and the whole of Django besides. What exists before the import is frozen
 # (never walked) and collections come 20 times less often; both are undone afterwards.
 IMPORT_GC_THRESHOLD = 20
+# The fewest messages a batch holds however slow its transaction was (each transaction
+# has a fixed cost: the commit, a segment in each FTS index, the job's progress).
+IMPORT_MIN_BATCH = 500
 
 
 @contextmanager
@@ -259,6 +338,7 @@ def _import(job: ImportJob, size: int, progress: Progress | None) -> ImportJob:
     source: ExportItems | None = None
     try:
         reader = reader_for(Path(job.source), job.format or None)
+        import_preflight(Path(job.source))  # within WIRECAT_IMPORT_MAX_BYTES, room on disk
         stream = reader.open(
             Path(job.source),
             ReadOptions(account_name=job.account_name or None, source_name=job.source_name),
@@ -268,12 +348,16 @@ def _import(job: ImportJob, size: int, progress: Progress | None) -> ImportJob:
         if progress:
             progress(job)
         pending: list[ImportItem] = []
+        pending_bytes = 0  # a batch is also written once its text reaches IMPORT_BATCH_BYTES
         staged: Counter[str] = Counter()
         failure: FormatError | None = None
         # Read in a child process while this one writes; the first `position` messages
         # (recorded by an earlier run) are read again but not handed over.
         source = ExportItems(stream, skip=job.position, in_child=settings.IMPORT_READER_PROCESS)
         items = iter(source)
+        # Messages in the next batch: with a transaction budget, from a small first batch
+        # up to what fits in the budget (never above `size`).
+        batch = min(size, IMPORT_MIN_BATCH) if settings.IMPORT_TRANSACTION_MS > 0 else size
         while True:
             try:
                 item = next(items)
@@ -284,9 +368,12 @@ def _import(job: ImportJob, size: int, progress: Progress | None) -> ImportJob:
                 failure = exc
                 break
             pending.append(_staged(item, staged))
-            if len(pending) >= size:
+            pending_bytes += item_weight(item)
+            if len(pending) >= batch or pending_bytes >= settings.IMPORT_BATCH_BYTES:
+                began = time.perf_counter()
                 _write(job, stream, pending, source.read, staged, source.skipped)
-                pending, staged = [], Counter()
+                batch = _next_batch_size(size, len(pending), time.perf_counter() - began)
+                pending, staged, pending_bytes = [], Counter(), 0
                 job.refresh_from_db()
                 _save_skips(job, source.skipped)
                 if progress:
@@ -305,13 +392,14 @@ def _import(job: ImportJob, size: int, progress: Progress | None) -> ImportJob:
         return _finish(job, ImportStatus.DONE, source.skipped, progress)
     except (FormatError, Invalid) as exc:
         return _fail(job, str(exc), _skips(stream, source), progress)
-    except (OSError, UnicodeError, ValueError, sqlite3.DatabaseError) as exc:
-        return _fail(
-            job,
-            f"{Path(job.source).name}: {type(exc).__name__}: {exc}",
-            _skips(stream, source),
-            progress,
-        )
+    except (OSError, UnicodeError, ValueError, sqlite3.DatabaseError, DatabaseError) as exc:
+        # A read-only or full state folder is its sentence (what, where, what to do).
+        fault = store_fault(exc)
+        reason = str(fault) if fault else f"{Path(job.source).name}: {type(exc).__name__}: {exc}"
+        return _fail(job, reason, _skips(stream, source), progress)
+    except Exception as exc:  # a bug: the job is failed with it, never left "running"
+        _fail(job, f"{type(exc).__name__}: {exc}", _skips(stream, source), progress)
+        raise
     finally:
         if source is not None:
             source.close()
@@ -354,6 +442,15 @@ def _fail(
     progress: Progress | None,
 ) -> ImportJob:
     log.warning("import %s failed: %s", job.public_id, message)
-    job.refresh_from_db()
-    ImportJob.objects.filter(pk=job.pk).update(errors=[*job.errors, message][-50:])
-    return _finish(job, ImportStatus.FAILED, read_skips, progress)
+    try:
+        job.refresh_from_db()
+        ImportJob.objects.filter(pk=job.pk).update(errors=[*job.errors, message][-50:])
+        return _finish(job, ImportStatus.FAILED, read_skips, progress)
+    except DatabaseError as exc:  # a full disk may refuse the longer row: the status alone
+        log.warning("import %s: recording the failure in full failed: %s", job.public_id, exc)
+        ImportJob.objects.filter(pk=job.pk).update(
+            status=ImportStatus.FAILED, finished_at=timezone.now()
+        )
+        job.refresh_from_db()
+        job.errors = [*job.errors, message][-50:]  # shown by the command, if not kept
+        return job

@@ -14,7 +14,12 @@ from archive.connectors.registry import formats
 from archive.imports.forms import ImportForm
 from archive.imports.jobs import import_run as import_run_job
 from archive.imports.selectors import import_chats, import_get, import_list, import_progress
-from archive.imports.services import import_job_cancel, import_job_create, import_job_resume
+from archive.imports.services import (
+    import_job_cancel,
+    import_job_create,
+    import_job_resume,
+    import_path_allowed,
+)
 from archive.imports.uploads import safe_file_name, upload_store
 from archive.web.pages import HtmxHttpRequest
 from wirecat.errors import Conflict, NotFound, WireCatError
@@ -30,7 +35,7 @@ def imports(request: HtmxHttpRequest) -> HttpResponse:
                 source = upload_store(data["file"])
                 name = safe_file_name(data["file"].name or "upload")
             else:
-                source = Path(data["path"].strip()).expanduser()
+                source = import_path_allowed(Path(data["path"].strip()))
                 name = source.name
             job = import_job_create(
                 source=source,

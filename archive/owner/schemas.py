@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from ninja import Schema
+
+from archive.web.schemas import At
 
 
 class StatsOut(Schema):
@@ -14,5 +14,5 @@ class StatsOut(Schema):
     chats: int
     messages: int
     attachments: int
-    worker_seen_at: datetime | None
+    worker_seen_at: At | None
     worker_alive: bool

@@ -41,13 +41,21 @@ def owner_exists() -> bool:
     return get_user_model().objects.filter(is_superuser=True, is_active=True).exists()
 
 
+@transaction.atomic
 def login_code_issue(*, base_url: str | None = None) -> IssuedCode:
-    """A new one-time code; only its hash is stored. Valid for an hour, usable once."""
+    """A new one-time code; only its hash is stored. Valid for an hour, usable once, and
+    the only one: every code issued before it stops working.
+
+    The link carries the code in its #fragment, which browsers never send: the page posts
+    it in a form's body, so it is in no URL a server, proxy or tunnel logs."""
     code = secrets.token_urlsafe(24)
-    expires = timezone.now() + CODE_LIFETIME
+    now = timezone.now()
+    expires = now + CODE_LIFETIME
+    LoginCode.objects.filter(used_at__isnull=True, expires_at__gt=now).update(expires_at=now)
     LoginCode.objects.create(code_hash=_hash(code), expires_at=expires)
-    path = reverse("login_code", kwargs={"code": code})
-    return IssuedCode(code=code, url=f"{base_url or settings.BASE_URL}{path}", expires_at=expires)
+    path = reverse("login_code")
+    url = f"{base_url or settings.BASE_URL}{path}#{code}"
+    return IssuedCode(code=code, url=url, expires_at=expires)
 
 
 def login_code_check(*, code: str) -> LoginCode:

@@ -39,14 +39,18 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @login_not_required
 @never_cache
 @require_http_methods(["GET", "POST"])
-def login_with_code(request: HttpRequest, code: str) -> HttpResponse:
-    """The one-time link: the owner sets a password and is signed in."""
+def login_with_code(request: HttpRequest) -> HttpResponse:
+    """The one-time link, `/login/code/#<code>`: its page posts the code (never in a URL,
+    so never in a log), then the owner sets a password and is signed in."""
+    code = request.POST.get("code", "").strip()
+    if not code:
+        return render(request, "registration/login_code.html", {})
     try:
         login_code_check(code=code)
     except NotFound as exc:
         return render(request, "registration/login_code.html", {"invalid": str(exc)}, status=404)
-    form = SetPasswordForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    form = SetPasswordForm(request.POST if "password1" in request.POST else None)
+    if form.is_bound and form.is_valid():
         try:
             owner = owner_set_password(code=code, password=form.cleaned_data["password1"])
         except Invalid as exc:
@@ -59,4 +63,4 @@ def login_with_code(request: HttpRequest, code: str) -> HttpResponse:
             login(request, owner, backend="django.contrib.auth.backends.ModelBackend")
             flash.success(request, "Your password is set. Welcome to WireCat.")
             return redirect("archive:dashboard")
-    return render(request, "registration/login_code.html", {"form": form})
+    return render(request, "registration/login_code.html", {"form": form, "code": code})

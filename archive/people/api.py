@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from django.http import HttpRequest
 from ninja import Router
 
@@ -20,10 +22,23 @@ from archive.people.selectors import PEOPLE_SORTS, people_list, person_page, sug
 from archive.people.services import identity_link, identity_unlink, person_create, suggestion_accept
 from archive.store.models import Identity
 from archive.tags.schemas import tag_out
-from archive.web.api import answers, caller_actor, requires, scope, window
-from wirecat.errors import Invalid
+from archive.web.api import (
+    answers,
+    caller_actor,
+    limit_query,
+    links,
+    offset_query,
+    requires,
+    row_id,
+    scope,
+    window,
+)
+from archive.web.schemas import Choice
+from wirecat.errors import Conflict, Invalid, NotFound
 
 router = Router(tags=["archive"])
+
+PERSON = {"person_id": "$response.body#/id"}
 
 
 # --- people -------------------------------------------------------------------------------
@@ -76,11 +91,13 @@ def _person_detail(person_id: int) -> PersonDetailOut:
 )
 @requires("messages.read")
 def people_index(
-    request: HttpRequest, q: str = "", sort: str = "recent", limit: int = 50, offset: int = 0
+    request: HttpRequest,
+    q: str = "",
+    sort: Annotated[str, Choice("sort", PEOPLE_SORTS)] = "recent",
+    limit: int = limit_query(50, 200),
+    offset: int = offset_query(),
 ) -> list[PersonOut]:
     """`q` finds a person by name or by any identity's name, handle, phone or e-mail."""
-    if sort not in PEOPLE_SORTS:
-        raise Invalid(f"sort: one of {', '.join(PEOPLE_SORTS)}")
     page = window(limit, offset, 200)
     rows = people_list(q=q[:200], sort=sort)[page]
     return [
@@ -98,7 +115,17 @@ def people_index(
     "/people",
     response=answers(PersonDetailOut),
     summary="Make a person from identities",
-    **scope("people.write"),
+    **scope(
+        "people.write",
+        responses={
+            200: links(
+                __name__,
+                GetPerson=("people_show", PERSON),
+                LinkIdentity=("people_link", PERSON),
+                UnlinkIdentity=("people_unlink", PERSON),
+            )
+        },
+    ),
 )
 @requires("people.write")
 def people_create(request: HttpRequest, body: PersonIn) -> PersonDetailOut:
@@ -130,7 +157,16 @@ def people_suggestions(request: HttpRequest) -> list[SuggestionOut]:
 )
 @requires("people.write")
 def people_suggestion_accept(request: HttpRequest, body: SuggestionIn) -> PersonDetailOut:
-    person = suggestion_accept(identity_ids=body.identity_ids, actor=caller_actor(request))
+    """404 when an identity does not exist; 409 when they share no phone number or e-mail
+    address (the request is well formed: the archive's state refuses it)."""
+    found = set(Identity.objects.filter(pk__in=body.identity_ids).values_list("pk", flat=True))
+    missing = [pk for pk in body.identity_ids if pk not in found]
+    if missing:
+        raise NotFound(f"identity {missing[0]} does not exist")
+    try:
+        person = suggestion_accept(identity_ids=body.identity_ids, actor=caller_actor(request))
+    except Invalid as exc:
+        raise Conflict(str(exc)) from exc
     return _person_detail(person.pk)
 
 
@@ -141,7 +177,7 @@ def people_suggestion_accept(request: HttpRequest, body: SuggestionIn) -> Person
     **scope("messages.read"),
 )
 @requires("messages.read")
-def people_show(request: HttpRequest, person_id: int) -> PersonDetailOut:
+def people_show(request: HttpRequest, person_id: int = row_id("person")) -> PersonDetailOut:
     return _person_detail(person_id)
 
 
@@ -152,7 +188,9 @@ def people_show(request: HttpRequest, person_id: int) -> PersonDetailOut:
     **scope("people.write"),
 )
 @requires("people.write")
-def people_link(request: HttpRequest, person_id: int, body: IdentityIn) -> PersonDetailOut:
+def people_link(
+    request: HttpRequest, body: IdentityIn, person_id: int = row_id("person")
+) -> PersonDetailOut:
     identity_link(identity_id=body.identity_id, person_id=person_id, actor=caller_actor(request))
     return _person_detail(person_id)
 
@@ -164,6 +202,8 @@ def people_link(request: HttpRequest, person_id: int, body: IdentityIn) -> Perso
     **scope("people.write"),
 )
 @requires("people.write")
-def people_unlink(request: HttpRequest, person_id: int, body: IdentityIn) -> PersonDetailOut:
+def people_unlink(
+    request: HttpRequest, body: IdentityIn, person_id: int = row_id("person")
+) -> PersonDetailOut:
     identity_unlink(identity_id=body.identity_id, person_id=person_id, actor=caller_actor(request))
     return _person_detail(person_id)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from typing import Annotated
 
 from ninja import Schema
+from pydantic import Field, model_validator
 
+from archive.people.services import NAME_MAX
 from archive.tags.schemas import TagOut
+from archive.web.schemas import At, BodyIn, Id, Text
+
+IDS_MAX = 1_000  # identities in one request
 
 
 class IdentityOut(Schema):
@@ -24,13 +29,13 @@ class PersonOut(Schema):
     id: int
     name: str
     identity_count: int
-    last_at: datetime | None
+    last_at: At | None
 
 
 class IdentityCountOut(Schema):
     identity: IdentityOut
     messages: int
-    last_at: datetime | None
+    last_at: At | None
 
 
 class ChatCountOut(Schema):
@@ -38,7 +43,7 @@ class ChatCountOut(Schema):
     title: str
     source: str
     messages: int  # from this person
-    last_at: datetime | None
+    last_at: At | None
 
 
 class PersonDetailOut(Schema):
@@ -50,17 +55,17 @@ class PersonDetailOut(Schema):
     messages: int
 
 
-class PersonIn(Schema):
-    name: str
-    identity_ids: list[int] = []
+class PersonIn(BodyIn):
+    name: Annotated[str, Text("name", most=NAME_MAX)]
+    identity_ids: Annotated[list[Id], Field(max_length=IDS_MAX)] = []
 
     model_config = {
         "json_schema_extra": {"examples": [{"name": "Ann Lee", "identity_ids": [3, 17]}]}
     }
 
 
-class IdentityIn(Schema):
-    identity_id: int
+class IdentityIn(BodyIn):
+    identity_id: Id
 
 
 class SuggestionOut(Schema):
@@ -70,5 +75,16 @@ class SuggestionOut(Schema):
     identities: list[IdentityOut]
 
 
-class SuggestionIn(Schema):
-    identity_ids: list[int]
+class SuggestionIn(BodyIn):
+    """Two or more different identities (ids from /people/suggestions) that share a phone
+    number or an e-mail address."""
+
+    identity_ids: Annotated[
+        list[Id], Field(min_length=2, max_length=IDS_MAX, json_schema_extra={"uniqueItems": True})
+    ]
+
+    @model_validator(mode="after")
+    def _different(self) -> SuggestionIn:
+        if len(set(self.identity_ids)) != len(self.identity_ids):
+            raise ValueError("identity_ids: each identity once")
+        return self

@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import functools
+from typing import Annotated
 
 from django.http import HttpRequest
-from ninja import Router
+from ninja import Query, Router
 
+from archive.gateway.selectors import agent_search
 from archive.search.facets import FacetValue
-from archive.search.schemas import FacetsOut, FacetValueOut, SearchHitOut, SearchOut, SnippetPart
-from archive.search.selectors import message_search
+from archive.search.parser import MAX_QUERY_CHARS
+from archive.search.schemas import (
+    FacetsOut,
+    FacetValueOut,
+    FromMatchOut,
+    SearchHitOut,
+    SearchOut,
+    SnippetPart,
+)
+from archive.search.selectors import MAX_LIMIT, SORTS
 from archive.search.services.searches import search_run, search_run_record
-from archive.web.api import answers, requires, scope
+from archive.web.api import answers, caller_agent, limit_query, requires, scope
 from archive.web.middleware import after_response
+from archive.web.schemas import Choice, Format
 
 router = Router(tags=["archive"])
 
@@ -26,19 +37,26 @@ router = Router(tags=["archive"])
 @requires("messages.read")
 def search_messages(
     request: HttpRequest,
-    q: str = "",
-    sort: str = "relevance",
-    cursor: str | None = None,
-    limit: int = 20,
+    q: Annotated[str, Format("wirecat-query", most=MAX_QUERY_CHARS)] = Query(
+        "", description="a query in the query language (docs/search.md)"
+    ),
+    sort: Annotated[str, Choice("sort", SORTS)] = "relevance",
+    cursor: Annotated[str, Format("wirecat-search-cursor")] | None = Query(
+        None, description="the `next_cursor` of the same search (same `q` and `sort`)"
+    ),
+    limit: int = limit_query(20, MAX_LIMIT),
     facets: bool = False,
 ) -> SearchOut:
     """`q` uses the query language (words, "phrases", prefix*, *infix*, -not, OR,
     parentheses, from:, in:, source:, before:, after:, on:, has:, is:, exact:, filename:,
-    tag:).
+    tag:), `format: wirecat-query`; a `cursor` (`format: wirecat-search-cursor`) is the
+    `next_cursor` a page of the same search gave out.
     `facets=true` adds counts per chat, sender, source and year, each with the operator
     that narrows the query to it. A syntax error answers 422 with the problem and its
     `position`."""
-    page = message_search(query=q, sort=sort, cursor=cursor, limit=limit, facets=facets)
+    page = agent_search(  # within the agent's limits, if it has any
+        agent=caller_agent(request), query=q, sort=sort, cursor=cursor, limit=limit, facets=facets
+    )
     run = search_run(query=q, sort=sort, cursor=cursor)
     if run is not None:  # recorded once the answer is sent, as the page does
         after_response(request, functools.partial(search_run_record, run=run))
@@ -79,4 +97,5 @@ def search_messages(
         else None,
         suggestion=page.suggestion,
         stems_behind=page.stems_behind,
+        senders=[FromMatchOut.model_validate(m, from_attributes=True) for m in page.senders],
     )

@@ -17,6 +17,7 @@ from typing import TypeGuard
 
 from archive.search.analyzer import Analyzer
 from archive.search.parser import Filter, Group, Node, Term
+from archive.search.senders import Senders, sender_ids_sql
 from wirecat.db.values import db_time
 
 _AGE = re.compile(r"^(\d+)([dwmy])$")
@@ -64,11 +65,15 @@ class Plan:
 
 
 def compile_query(
-    node: Node | None, now: datetime | None = None, analyzer: Analyzer | None = None
+    node: Node | None,
+    now: datetime | None = None,
+    analyzer: Analyzer | None = None,
+    senders: Senders | None = None,
 ) -> Compiled:
     """SQL for `node` (None: every message). With an analyzer, a word (not `exact:`) also
-    matches its stems in the stems index."""
-    compiler = _Compiler(now or datetime.now(UTC), analyzer)
+    matches its stems in the stems index. `senders`: the identity ids each `from:` was
+    resolved to already (senders.py), used as they are instead of resolving again."""
+    compiler = _Compiler(now or datetime.now(UTC), analyzer, senders)
     if node is None:
         return Compiled("1", [])
     where = compiler.node(node)
@@ -78,7 +83,7 @@ def compile_query(
         rank_match=_rank_match(node),
         highlights=compiler.highlights,
         include_deleted=_asks_for_deleted(node),
-        plan=_plan(node, compiler.now, analyzer),
+        plan=_plan(node, compiler.now, analyzer, senders),
     )
 
 
@@ -132,7 +137,9 @@ def _is_gram(node: Node) -> TypeGuard[Term]:
     )
 
 
-def _plan(node: Node, now: datetime, analyzer: Analyzer | None) -> Plan | None:
+def _plan(
+    node: Node, now: datetime, analyzer: Analyzer | None, senders: Senders | None = None
+) -> Plan | None:
     """The windowed form of `node`, when its shape has one: a positive AND whose parts
     include words (or, lacking words, trigram terms), or a positive OR of words only.
 
@@ -188,20 +195,23 @@ def _plan(node: Node, now: datetime, analyzer: Analyzer | None) -> Plan | None:
     else:
         plan.trigram = " AND ".join(fts_string(term.text) for term in grams)
     if scope:
-        compiler = _Compiler(now, analyzer)
+        compiler = _Compiler(now, analyzer, senders)
         plan.scope = " AND ".join(compiler.node(item) for item in scope)
         plan.scope_params = compiler.params
     if rest:
-        compiler = _Compiler(now, analyzer)
+        compiler = _Compiler(now, analyzer, senders)
         plan.rest = " AND ".join(compiler.node(item) for item in rest)
         plan.rest_params = compiler.params
     return plan
 
 
 class _Compiler:
-    def __init__(self, now: datetime, analyzer: Analyzer | None) -> None:
+    def __init__(
+        self, now: datetime, analyzer: Analyzer | None, senders: Senders | None = None
+    ) -> None:
         self.now = now
         self.analyzer = analyzer
+        self.senders = senders or {}
         self.params: list[str] = []
         self.highlights: list[str] = []
 
@@ -246,14 +256,14 @@ class _Compiler:
         if node.name == "from":
             if value.lower() in ("me", "myself"):
                 return "(m.direction = 'out')"
-            self.params.extend([value, value, value, value, value, value])
-            return (
-                "(m.sender_id IN (SELECT i.id FROM archive_identity AS i WHERE"
-                " i.display_name = %s COLLATE NOCASE OR i.handle = %s COLLATE NOCASE"
-                " OR i.external_id = %s OR i.phone = %s OR i.email = %s COLLATE NOCASE"
-                " OR i.person_id IN (SELECT p.id FROM archive_person AS p"
-                " WHERE p.name = %s COLLATE NOCASE)))"
-            )
+            # The identities it names first (senders.py: words of names, handles and
+            # addresses, from small tables), then the messages by the sender index.
+            resolved = self.senders.get((value, node.exact))
+            if resolved is not None:  # integers, inlined: no text reaches the SQL
+                return f"(m.sender_id IN ({','.join(str(int(i)) for i in resolved)}))"
+            senders, senders_params = sender_ids_sql(value, exact=node.exact)
+            self.params.extend(senders_params)
+            return f"(m.sender_id IN ({senders}))"
         if node.name == "chat":
             self.params.extend([like_pattern(value), value])
             return (
@@ -372,4 +382,6 @@ _IS = {
     "edited": "(m.edited_at IS NOT NULL)",
     "deleted": "(m.deleted_at IS NOT NULL)",
     "mine": "(m.direction = 'out')",
+    # The export gave no usable date: the time shown is the best evidence there was.
+    "estimated": "(m.date_estimated)",
 }

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 
 from archive.search.compiler import Compiled
+from archive.search.senders import exact_operator
 from archive.store.models import Account, Chat, Identity
 
 FACET_SAMPLE = 10_000  # matches counted at most (a common word matches most of an archive)
@@ -103,8 +104,9 @@ def message_facets(
     for key, count in top("sender"):
         identity = people.get(int(str(key)))
         if identity is not None:
+            # Quoted: exactly this sender (an unquoted `from:` is any word's prefix).
             by = identity.display_name or identity.handle or identity.external_id
-            facets.sender.append(FacetValue(str(identity), count, _operator("from", by)))
+            facets.sender.append(FacetValue(str(identity), count, exact_operator(by)))
     providers: dict[str, int] = {}
     accounts = Account.objects.in_bulk([int(str(key)) for key in counts.get("account", {})])
     for key, count in counts.get("account", {}).items():

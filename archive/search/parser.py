@@ -2,7 +2,8 @@
 
     words  "exact phrases"  prefix*  *infix*  -excluded  a OR b  (grouping)
     from:NAME  in:CHAT  chat:CHAT  source:PROVIDER  before:DATE  after:DATE  on:DATE
-    has:attachment|link|file|voice|image  is:dm|group|channel|reply|edited|deleted|mine
+    has:attachment|link|file|voice|image
+    is:dm|group|channel|reply|edited|deleted|mine|estimated
     exact:WORD  filename:TEXT  tag:NAME
 
 Terms are ANDed. A term holding punctuation (a URL, `sess.opts`, a file name) matches as a
@@ -42,7 +43,7 @@ FIELDS = {
     "tag": "tag",
 }
 HAS_VALUES = ("attachment", "link", "file", "voice", "image")
-IS_VALUES = ("dm", "group", "channel", "reply", "edited", "deleted", "mine")
+IS_VALUES = ("dm", "group", "channel", "reply", "edited", "deleted", "mine", "estimated")
 DATE_FIELDS = ("before", "after", "on")
 DATE_VALUE = re.compile(r"^(?:\d{4}(?:-\d{2}(?:-\d{2})?)?|today|yesterday|\d{1,4}[dwmy])$")
 # A word the words index holds as one token: letters, digits, marks, underscore.
@@ -73,6 +74,9 @@ class Filter:
     name: str  # from | chat | source | before | after | on | has | is | filename | tag
     value: str
     negated: bool = False
+    # The value was quoted: `from:"Ann Lee"` is that whole name exactly, `from:ann` any
+    # sender with a word starting so (only `from:` tells the two apart).
+    exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,8 @@ def to_json(node: Node | None) -> dict[str, Any] | None:
             "negated": node.negated,
         }
     if isinstance(node, Filter):
-        return {"operator": node.name, "operand": node.value, "negated": node.negated}
+        found = {"operator": node.name, "operand": node.value, "negated": node.negated}
+        return {**found, "exact": True} if node.exact else found
     operator = "exact" if node.exact else node.kind
     return {"operator": operator, "operand": node.text, "negated": node.negated}
 
@@ -107,6 +112,7 @@ class _Token:
     text: str
     position: int
     name: str = ""  # a field's name
+    quoted: bool = False  # a field's value was quoted
 
 
 def _tokens(query: str) -> list[_Token]:
@@ -135,7 +141,8 @@ def _tokens(query: str) -> list[_Token]:
             text = query[start:index]
             name, colon, value = text.partition(":")
             field = FIELDS.get(name.lower()) if colon else None
-            if field is not None and not value and index < end and query[index] == '"':
+            quoted = field is not None and not value and index < end and query[index] == '"'
+            if quoted:
                 closing = query.find('"', index + 1)
                 if closing < 0:
                     raise QuerySyntaxError('a quoted value has no closing "', index)
@@ -144,7 +151,7 @@ def _tokens(query: str) -> list[_Token]:
                 if not value.strip():
                     raise QuerySyntaxError(f"{name}: needs a value", start)
             if field is not None:
-                found.append(_Token("field", value, start, name=field))
+                found.append(_Token("field", value, start, name=field, quoted=quoted))
             elif text == "OR":
                 found.append(_Token("or", text, start))
             elif text == "AND":
@@ -254,7 +261,7 @@ def _negate(node: Node) -> Node:
     if isinstance(node, Term):
         return Term(node.kind, node.text, not node.negated, node.exact)
     if isinstance(node, Filter):
-        return Filter(node.name, node.value, not node.negated)
+        return Filter(node.name, node.value, not node.negated, node.exact)
     return Group(node.op, node.items, not node.negated)
 
 
@@ -311,7 +318,7 @@ def _field(token: _Token) -> Node:
         value = lowered
     if name in ("has", "is", "source"):
         value = lowered
-    return Filter(name, value)
+    return Filter(name, value, exact=name == "from" and token.quoted)
 
 
 def parse(query: str) -> Node | None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from ninja import Schema
+
+from archive.web.schemas import At
 
 
 class SnippetPart(Schema):
@@ -24,7 +25,7 @@ class SearchHitOut(Schema):
     source: str
     sender: str | None
     direction: str
-    sent_at: datetime
+    sent_at: At
     deleted: bool
     text: str
     snippet: list[SnippetPart]
@@ -51,6 +52,25 @@ class FacetsOut(Schema):
     sampled: bool
 
 
+class FromSenderOut(Schema):
+    """One sender a `from:` matched: a person (all their identities) or an identity no
+    person holds; `operator` (a quoted `from:`) names just them."""
+
+    label: str
+    person_id: int | None
+    identity_ids: list[int]
+    operator: str | None
+
+
+class FromMatchOut(Schema):
+    """Whom one `from:` of the query named: with several, the hits are from all of them;
+    with none, it matches nothing (docs/search.md)."""
+
+    operator: str  # the `from:` as the query has it
+    senders: list[FromSenderOut]
+    more: int  # matched beyond the senders listed
+
+
 class SearchOut(Schema):
     """A page of search results, the query as parsed, facets, and the next page's cursor."""
 
@@ -64,3 +84,4 @@ class SearchOut(Schema):
     # The stems index is behind (messages wait for their stems, or it is being rebuilt): a
     # word's other forms are found only in what it holds, the words as written everywhere.
     stems_behind: bool = False
+    senders: list[FromMatchOut] = []  # whom each `from:` named (not `from:me`)

@@ -16,6 +16,7 @@ from archive.search.compiler import Compiled, compile_query
 from archive.search.facets import FACET_WINDOW, Facets, message_facets
 from archive.search.models import SavedSearch
 from archive.search.parser import Filter, Group, Node, parse, to_json
+from archive.search.senders import FromMatch, resolved, sender_matches
 from archive.search.services.index import stems_for_search
 from archive.search.suggest import did_you_mean
 from archive.store.models import Message
@@ -56,6 +57,8 @@ class SearchPage:
     # other forms of a word are found only in what it holds, the words index answers alone
     # for the rest.
     stems_behind: bool = False
+    # Whom each `from:` of the query named (several: the owner picks one; none: says so).
+    senders: list[FromMatch] = field(default_factory=list)
 
 
 def _cursor_offset(cursor: str | None) -> int:
@@ -97,7 +100,9 @@ def message_search(
     # A search reads the stems index as it stands (the index job fills it, never a read).
     stems = stems_for_search()
     page.stems_behind = stems.behind
-    compiled = compile_query(tree, analyzer=stems.analyzer)
+    # Whom each from: names, once: the statements below take those identity ids.
+    page.senders = sender_matches(tree)
+    compiled = compile_query(tree, analyzer=stems.analyzer, senders=resolved(page.senders))
     plan = compiled.plan
     if plan is not None and sort != "relevance":
         # Newest or oldest: candidates read whole when few, else a walk down the time index.

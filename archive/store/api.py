@@ -3,22 +3,48 @@ attachment bytes."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from ninja import Router
+from ninja import Query, Router
+from pydantic import Field
 
+from archive.gateway.selectors import (
+    agent_chat_check,
+    agent_chat_get,
+    agent_chat_scope,
+    agent_message_get,
+)
 from archive.store.schemas import (
     ChatMessagesOut,
     ChatOut,
     MessageContextOut,
     message_out,
 )
-from archive.store.selectors import chat_get, chat_list, chat_messages, message_get, messages_full
-from archive.store.services.attachments import attachment_download
-from archive.web.api import answers, requires, scope, window
+from archive.store.selectors import chat_get, chat_list, chat_messages, messages_full
+from archive.store.services.attachments import attachment_download, attachment_get
+from archive.web.api import (
+    answers,
+    caller_agent,
+    limit_query,
+    links,
+    offset_query,
+    public_id,
+    requires,
+    row_id,
+    scope,
+    window,
+)
 from archive.web.files import attachment_response
-from archive.web.schemas import ErrorOut
-from wirecat.errors import Invalid, TooLarge
+from archive.web.schemas import ErrorOut, Format
+from wirecat.errors import TooLarge
+
+ChatCursor = Annotated[
+    str,
+    Format("wirecat-chat-cursor"),
+    Field(description="the `older` (for before) or `newer` (for after) cursor of a page"),
+]
 
 router = Router(tags=["messages"])
 
@@ -29,12 +55,23 @@ ATTACHMENT_MAX = 100 * 1024 * 1024  # larger files are refused here (413): use t
     "/chats",
     response=answers(list[ChatOut]),
     summary="Chats, newest activity first",
-    **scope("messages.read"),
+    **scope(
+        "messages.read",
+        responses={
+            200: links(
+                __name__,
+                FirstChatMessages=("chat_messages_view", {"chat_id": "$response.body#/0/id"}),
+            )
+        },
+    ),
 )
 @requires("messages.read")
-def chats(request: HttpRequest, limit: int = 100, offset: int = 0) -> list[ChatOut]:
+def chats(
+    request: HttpRequest, limit: int = limit_query(100, 500), offset: int = offset_query()
+) -> list[ChatOut]:
     page = window(limit, offset, 500)
     rows = chat_list(sort="recent")  # the Chats page's list, in its order
+    rows = rows.filter(agent_chat_scope(caller_agent(request)))  # within the agent's limits
     return [
         ChatOut(
             id=c.pk,
@@ -53,22 +90,28 @@ def chats(request: HttpRequest, limit: int = 100, offset: int = 0) -> list[ChatO
     "/chats/{chat_id}/messages",
     response=answers(ChatMessagesOut),
     summary="A chat's messages, a page at a time (newest page first)",
-    **scope("messages.read"),
+    **scope(
+        "messages.read",
+        responses={
+            200: links(
+                __name__,
+                FirstMessage=("message_context", {"message_id": "$response.body#/messages/0/id"}),
+            )
+        },
+    ),
 )
 @requires("messages.read")
 def chat_messages_view(
     request: HttpRequest,
-    chat_id: int,
-    before: str | None = None,
-    after: str | None = None,
-    limit: int = 50,
+    chat_id: int = row_id("chat"),
+    before: ChatCursor | None = None,
+    after: ChatCursor | None = None,
+    limit: int = limit_query(50, 200),
     deleted: bool = False,
 ) -> ChatMessagesOut:
     """`before`/`after` are the `older`/`newer` cursors of a previous page."""
-    if not 1 <= limit <= 200:
-        raise Invalid("limit: between 1 and 200")
     window = chat_messages(
-        chat=chat_get(chat_id=chat_id),
+        chat=agent_chat_get(agent=caller_agent(request), chat_id=chat_id),
         before=before,
         after=after,
         limit=limit,
@@ -87,10 +130,12 @@ def chat_messages_view(
     **scope("messages.read"),
 )
 @requires("messages.read")
-def message_context(request: HttpRequest, message_id: str, context: int = 5) -> MessageContextOut:
-    if not 0 <= context <= 50:
-        raise Invalid("context: between 0 and 50")
-    message = message_get(public_id=message_id)
+def message_context(
+    request: HttpRequest,
+    message_id: str = public_id("msg", "message"),
+    context: int = Query(5, ge=0, le=50, description="messages either side, 0 to 50"),
+) -> MessageContextOut:
+    message = agent_message_get(agent=caller_agent(request), public_id=message_id)
     window = chat_messages(
         chat=chat_get(chat_id=message.chat_id),
         around=message,
@@ -110,10 +155,35 @@ def message_context(request: HttpRequest, message_id: str, context: int = 5) -> 
     "/attachments/{attachment_id}",
     summary="An attachment's bytes (SHA-256 in X-Content-SHA256)",
     response={**answers(None), 413: ErrorOut},
-    **scope("attachments.read"),
+    **scope(
+        "attachments.read",
+        responses={
+            200: {
+                "content": {
+                    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
+                },
+                "headers": {
+                    "X-Content-SHA256": {
+                        "description": "the SHA-256 of the bytes, in hex",
+                        "required": True,
+                        "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                    },
+                    "Content-Disposition": {
+                        "description": "attachment, with the file's name",
+                        "required": True,
+                        "schema": {"type": "string", "pattern": "^attachment"},
+                    },
+                },
+            }
+        },
+    ),
 )
 @requires("attachments.read")
-def attachment_bytes(request: HttpRequest, attachment_id: str) -> HttpResponseBase:
+def attachment_bytes(
+    request: HttpRequest, attachment_id: str = public_id("att", "attachment")
+) -> HttpResponseBase:
+    chat = attachment_get(public_id=attachment_id).message.chat  # within the agent's limits
+    agent_chat_check(caller_agent(request), chat, f"attachment {attachment_id!r}")
     download = attachment_download(public_id=attachment_id)
     if (download.attachment.size or 0) > ATTACHMENT_MAX:
         raise TooLarge(

@@ -10,6 +10,9 @@ from datetime import datetime
 from typing import Any, BinaryIO, Protocol
 
 MAX_BATCH_MESSAGES = 5_000
+# The metadata key naming what an estimated `sent_at` was taken from, in words a page can
+# show ("the newest Received header"); set by the connector with `date_estimated`.
+DATE_ESTIMATED_FROM = "date_estimated_from"
 
 
 CHAT_KINDS = ("dm", "group", "channel", "thread")
@@ -74,6 +77,9 @@ class MessageRecord:
     raw_json: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
     attachments: tuple[AttachmentRecord, ...] = ()
+    # The export gave no usable date: `sent_at` is the best evidence there was (what, in
+    # `metadata[DATE_ESTIMATED_FROM]`). A later record with a real date replaces it.
+    date_estimated: bool = False
 
 
 @dataclass(frozen=True)

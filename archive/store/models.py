@@ -205,6 +205,9 @@ class Message(models.Model):
         db_index=False,
     )
     sent_at = models.DateTimeField()
+    # The export gave no usable date: `sent_at` is the best evidence there was, named in
+    # `provider_metadata["date_estimated_from"]` (migration 0021).
+    date_estimated = models.BooleanField(default=False)
     text = models.TextField(blank=True)
     kind = models.CharField(max_length=16, choices=MessageKind.choices, default=MessageKind.TEXT)
     direction = models.CharField(max_length=3, choices=Direction.choices, default=Direction.INBOUND)
@@ -253,6 +256,15 @@ class Message(models.Model):
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         _require_sink()
         return super().delete(*args, **kwargs)
+
+    @property
+    def date_estimate_note(self) -> str:
+        """Why the time shown is an estimate, for the page ("" when it is not one)."""
+        if not self.date_estimated:
+            return ""
+        source = (self.provider_metadata or {}).get("date_estimated_from")
+        taken = f" It was taken from {source}." if isinstance(source, str) and source else ""
+        return f"The export gave no usable date for this message.{taken}"
 
 
 class MessageRevision(models.Model):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from ninja import Schema
 
 from archive.store.models import Message
+from archive.web.schemas import At
 
 
 class AttachmentOut(Schema):
@@ -29,8 +28,8 @@ class MessageOut(Schema):
     sender_id: int | None  # the identity
     direction: str  # in | out
     kind: str
-    sent_at: datetime
-    edited_at: datetime | None
+    sent_at: At
+    edited_at: At | None
     deleted: bool
     text: str
     reply_to: str | None  # msg_… of the parent
@@ -45,7 +44,7 @@ class ChatOut(Schema):
     source: str
     account: str
     message_count: int
-    last_message_at: datetime | None
+    last_message_at: At | None
 
 
 class ChatMessagesOut(Schema):

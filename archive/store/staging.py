@@ -15,6 +15,7 @@ from dataclasses import replace
 from archive.connectors.base import ZIP_READ_ERRORS
 from archive.store.blobs import blob_put
 from archive.store.domain import AttachmentRecord, Batch, MessageRecord
+from wirecat.db.faults import store_fault
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,8 @@ def _attachment_staged(attachment: AttachmentRecord) -> tuple[AttachmentRecord, 
         with attachment.content() as stream:
             stored = blob_put(stream)
     except ZIP_READ_ERRORS as exc:
+        if store_fault(exc) is not None:  # the blob store full or read-only: not the file's
+            raise
         log.info("attachment %r not readable: %s", attachment.file_name, exc)
         missing = {**attachment.metadata, "file_missing": True}
         return replace(attachment, content=None, metadata=missing), False

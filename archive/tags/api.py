@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
+from archive.tags.models import TagTargetKind
 from archive.tags.schemas import (
     RemovedOut,
     TagCountsOut,
@@ -13,13 +14,31 @@ from archive.tags.schemas import (
     TagOut,
     TagRenameIn,
     TagTargetIn,
+    TargetKey,
+    TargetKind,
     tag_out,
 )
 from archive.tags.selectors import tag_list, tags_of
-from archive.tags.services import tag_add, tag_delete, tag_merge, tag_remove, tag_rename, tag_target
+from archive.tags.services import (
+    TagTarget,
+    tag_add,
+    tag_delete,
+    tag_merge,
+    tag_remove,
+    tag_rename,
+    tag_target,
+)
 from archive.web.api import answers, caller_actor, requires, scope
+from wirecat.errors import Conflict, Invalid, NotFound
 
 router = Router(tags=["archive"])
+
+
+def _target(kind: str, key: str) -> TagTarget:
+    """The target; a chat or a person named by a msg_… key does not exist (404)."""
+    if kind != TagTargetKind.MESSAGE and key.startswith("msg_"):
+        raise NotFound(f"{kind} {key[:40]!r} does not exist")
+    return tag_target(kind=kind, key=key)
 
 
 # --- tags ---------------------------------------------------------------------------------
@@ -52,8 +71,8 @@ def tags_list(request: HttpRequest) -> list[TagCountsOut]:
     **scope("messages.read"),
 )
 @requires("messages.read")
-def tags_on(request: HttpRequest, kind: str, key: str) -> list[TagOut]:
-    target = tag_target(kind=kind, key=key)
+def tags_on(request: HttpRequest, kind: TargetKind, key: TargetKey) -> list[TagOut]:
+    target = _target(kind, key)
     return [tag_out(tag) for tag in tags_of(target.kind, [target.pk]).get(target.pk, [])]
 
 
@@ -65,7 +84,7 @@ def tags_on(request: HttpRequest, kind: str, key: str) -> list[TagOut]:
 )
 @requires("tags.write")
 def tags_add(request: HttpRequest, body: TagTargetIn) -> TagOut:
-    target = tag_target(kind=body.kind, key=body.key)
+    target = _target(body.kind, body.key)
     return tag_out(tag_add(target=target, name=body.name, actor=caller_actor(request)))
 
 
@@ -77,7 +96,7 @@ def tags_add(request: HttpRequest, body: TagTargetIn) -> TagOut:
 )
 @requires("tags.write")
 def tags_remove(request: HttpRequest, body: TagTargetIn) -> RemovedOut:
-    target = tag_target(kind=body.kind, key=body.key)
+    target = _target(body.kind, body.key)
     return RemovedOut(removed=int(tag_remove(target=target, name=body.name)))
 
 
@@ -100,7 +119,11 @@ def tags_rename(request: HttpRequest, body: TagRenameIn) -> TagOut:
 )
 @requires("tags.write")
 def tags_merge(request: HttpRequest, body: TagMergeIn) -> TagOut:
-    return tag_out(tag_merge(name=body.name, into=body.into))
+    """409 when `into` names the same tag (they differ only in case or spacing)."""
+    try:
+        return tag_out(tag_merge(name=body.name, into=body.into))
+    except Invalid as exc:  # "a tag cannot be merged into itself": the names are well formed
+        raise Conflict(str(exc)) from exc
 
 
 @router.post(

@@ -2,9 +2,34 @@
 
 from __future__ import annotations
 
-from ninja import Schema
+import re
+from typing import Annotated
 
-from archive.tags.models import Tag
+from ninja import Schema
+from pydantic import Field, model_validator
+
+from archive.tags.models import Tag, TagTargetKind
+from archive.web.schemas import BodyIn, Choice, TagName
+
+# A target's key: a message's public id (msg_…), or a row id of at most 18 digits (any
+# kind). `target_key_error` says the same in Python, with the service's message.
+TARGET_KEY = "^(msg_|[0-9]{1,18}$)"
+TargetKind = Annotated[str, Choice("target kind", TagTargetKind.values)]
+TargetKey = Annotated[
+    str,
+    Field(
+        pattern=TARGET_KEY,
+        description="the chat's or person's id, or the message's msg_… id (or its row id)",
+    ),
+]
+
+
+def target_key_error(kind: str, key: str) -> str | None:
+    """What is wrong with `key` as the key of a `kind` target, or None. A chat or a person
+    named by a msg_… key is well formed and simply does not exist (404, in the api)."""
+    if key.startswith("msg_") or re.fullmatch("[0-9]{1,18}", key):
+        return None
+    return f"{kind}: not an id: {key[:40]!r}"
 
 
 class TagOut(Schema):
@@ -22,13 +47,13 @@ class TagCountsOut(Schema):
     messages: int
 
 
-class TagTargetIn(Schema):
+class TagTargetIn(BodyIn):
     """What a tag goes on: `kind` chat, person or message; `key` the chat's or person's id,
     or the message's `msg_…` id."""
 
-    kind: str
-    key: str
-    name: str
+    kind: TargetKind
+    key: Annotated[str, Field(json_schema_extra={"pattern": TARGET_KEY})]
+    name: TagName
 
     model_config = {
         "json_schema_extra": {
@@ -39,19 +64,26 @@ class TagTargetIn(Schema):
         }
     }
 
-
-class TagRenameIn(Schema):
-    name: str
-    new_name: str
-
-
-class TagMergeIn(Schema):
-    name: str
-    into: str
+    @model_validator(mode="after")
+    def _key(self) -> TagTargetIn:
+        problem = target_key_error(self.kind, self.key)
+        if problem:
+            raise ValueError(problem)
+        return self
 
 
-class TagNameIn(Schema):
-    name: str
+class TagRenameIn(BodyIn):
+    name: TagName
+    new_name: TagName
+
+
+class TagMergeIn(BodyIn):
+    name: TagName
+    into: TagName
+
+
+class TagNameIn(BodyIn):
+    name: TagName
 
 
 class RemovedOut(Schema):

@@ -7,12 +7,14 @@ keep a browser from sniffing, rendering or embedding it elsewhere, whichever rou
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Final
+import functools
+import io
+from typing import Final, TypeVar
 
-from django.http import FileResponse
+from django.http import FileResponse, HttpResponse, HttpResponseBase
+from PIL import Image
 
-from archive.store.services.attachments import Download
+from archive.store.services.attachments import Download, Thumbnail
 
 UNTRUSTED: Final = {
     "X-Content-Type-Options": "nosniff",
@@ -21,7 +23,10 @@ UNTRUSTED: Final = {
 }
 
 
-def _untrusted(response: FileResponse) -> FileResponse:
+Response = TypeVar("Response", bound=HttpResponseBase)
+
+
+def _untrusted(response: Response) -> Response:
     for header, value in UNTRUSTED.items():
         response[header] = value
     return response
@@ -40,8 +45,22 @@ def attachment_response(download: Download) -> FileResponse:
     return _untrusted(response)
 
 
-def thumbnail_response(path: Path) -> FileResponse:
-    """A thumbnail WireCat made itself (a PNG), kept by the browser for a day."""
-    response = FileResponse(path.open("rb"), content_type="image/png")
+@functools.cache
+def _placeholder() -> bytes:
+    """One transparent pixel: what an image shows while the worker makes its thumbnail."""
+    out = io.BytesIO()
+    Image.new("RGBA", (1, 1), (0, 0, 0, 0)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def thumbnail_response(thumbnail: Thumbnail) -> HttpResponseBase:
+    """A thumbnail WireCat made itself (a PNG), kept by the browser for a day; while the
+    worker makes it, a one-pixel placeholder no one keeps (wirecat.js asks again)."""
+    if thumbnail.path is None:
+        pending = HttpResponse(_placeholder(), content_type="image/png")
+        pending["Cache-Control"] = "no-store"
+        pending["Retry-After"] = "2"
+        return _untrusted(pending)
+    response = FileResponse(thumbnail.path.open("rb"), content_type="image/png")
     response["Cache-Control"] = "private, max-age=86400"
     return _untrusted(response)

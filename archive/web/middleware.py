@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
+from django.views import defaults
 
 from archive.web.pages import error_page
+from wirecat.db.faults import store_fault
 from wirecat.errors import WireCatError
 
 log = logging.getLogger(__name__)
@@ -22,7 +25,8 @@ class PageErrors:
     """A `WireCatError` a page raises becomes the error page with its message and its
     `http_status` (the htmx fragment for an htmx request), here, for every page. The API
     maps the same errors to JSON itself (wirecat/api.py) and never lets one through here;
-    any other exception is left to Django (a bug is a 500, not a message)."""
+    a read-only or full store's OSError (a blob, an upload) is its StoreFault's page; any
+    other exception is left to Django (a bug is a 500, not a message)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
@@ -33,7 +37,27 @@ class PageErrors:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, WireCatError):
             return error_page(request, exception)
+        fault = store_fault(exception)
+        if fault is not None:
+            return error_page(request, fault)
         return None
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """Django's 500 handler (`handler500` in wirecat/urls.py), for what fails outside a view
+    (a session saved after the answer, the sign-in throttle's file): a store fault is its
+    sentence, as a page or, under /api/, in the API's JSON shape; a bug stays Django's bare
+    500. Called while the exception is being handled, so `sys.exc_info()` holds it."""
+    fault = store_fault(sys.exc_info()[1] or Exception())
+    if fault is None:
+        return defaults.server_error(request)
+    if request.path.startswith("/api/"):
+        body = {"error": type(fault).__name__, "detail": str(fault)}
+        return JsonResponse(body, status=fault.http_status)
+    try:
+        return error_page(request, fault)
+    except Exception:  # the page needs the store too: the sentence alone, then
+        return HttpResponse(str(fault), status=fault.http_status, content_type="text/plain")
 
 
 def after_response(request: HttpRequest, work: Callable[[], object]) -> None:

@@ -54,4 +54,74 @@
       event.preventDefault();
     }
   }, true);
+
+  // The Content-Security-Policy lets no inline handler or style attribute run, so what
+  // pages used them for is done here, from data attributes:
+  //   <select data-autosubmit>        sends its form when changed (the board's project);
+  //   <input data-select-on-focus>    selects its text when focused (a new agent's token);
+  //   data-tag="#rrggbb"              a tag's colour (the --tag custom property);
+  //   data-width="42"                 a progress bar's width, in percent.
+  document.addEventListener("change", function (event) {
+    var target = event.target;
+    if (target.matches && target.matches("select[data-autosubmit]") && target.form) {
+      target.form.submit();
+    }
+  });
+  document.addEventListener("focusin", function (event) {
+    var target = event.target;
+    if (target.matches && target.matches("input[data-select-on-focus]")) target.select();
+  });
+  var COLOUR = /^#[0-9a-fA-F]{6}$/;
+  function paint(root) {
+    if (!root || !root.querySelectorAll) return;
+    var tagged = Array.prototype.slice.call(root.querySelectorAll("[data-tag]"));
+    var sized = Array.prototype.slice.call(root.querySelectorAll("[data-width]"));
+    if (root.matches && root.matches("[data-tag]")) tagged.push(root);
+    if (root.matches && root.matches("[data-width]")) sized.push(root);
+    tagged.forEach(function (el) {
+      if (COLOUR.test(el.dataset.tag)) el.style.setProperty("--tag", el.dataset.tag);
+    });
+    sized.forEach(function (el) {
+      var width = Math.max(0, Math.min(100, parseFloat(el.dataset.width) || 0));
+      el.style.width = width + "%";
+    });
+  }
+  paint(document);
+  // Content htmx swaps in: a MutationObserver's callback runs before the next paint, so a
+  // progress bar never shows at 0 % for a frame.
+  new MutationObserver(function (records) {
+    records.forEach(function (record) {
+      Array.prototype.forEach.call(record.addedNodes, paint);
+    });
+  }).observe(document.body, {childList: true, subtree: true});
+
+  // A thumbnail the worker has not made yet comes as a one-pixel placeholder: ask again a
+  // few times, a little later each time.
+  function thumbLater(img) {
+    if (!img.matches || !img.matches("a.thumb img") || !img.complete) return;
+    if (img.naturalWidth !== 1 || img.naturalHeight !== 1) return;
+    var tries = Number(img.dataset.tries || 0);
+    if (tries >= 6) return;
+    img.dataset.tries = String(tries + 1);
+    window.setTimeout(function () {
+      img.src = img.src.split("?")[0] + "?try=" + (tries + 1);
+    }, 1000 * (tries + 1));
+  }
+  document.addEventListener("load", function (event) { thumbLater(event.target); }, true);
+  Array.prototype.forEach.call(document.querySelectorAll("a.thumb img"), thumbLater);
+
+  // The one-time login link, /login/code/#<code>: the code is in the fragment, which the
+  // browser never sends. Put it into the page's form and post it; the fragment leaves the
+  // address bar and the history.
+  var codeForm = document.querySelector("form[data-from-fragment]");
+  var fragment = window.location.hash.slice(1);
+  if (codeForm && fragment) {
+    try {
+      codeForm.elements.code.value = decodeURIComponent(fragment);
+    } catch (error) {
+      codeForm.elements.code.value = fragment;
+    }
+    window.history.replaceState(null, "", window.location.pathname);
+    codeForm.submit();
+  }
 })();

@@ -12,6 +12,7 @@ from PIL import Image
 
 from archive.store.blobs import blob_put
 from archive.store.domain import AttachmentRecord
+from archive.store.jobs import thumbnail_make
 from archive.store.models import Attachment, Chat, Message
 from archive.store.sink import batch_record
 from tests.factories import T0, batch, message
@@ -98,9 +99,17 @@ def test_a_file_the_export_left_out_is_explained(
 def test_thumbnails_are_made_from_decoded_images_only(
     owner_client: Client, attachments: dict[str, Attachment]
 ) -> None:
+    # The worker decodes images, not the web request: the first answer is a placeholder
+    # that no one keeps, and the request only asked for the job.
+    for key in ("p", "h"):
+        first = owner_client.get(f"/attachments/{attachments[key].public_id}/thumbnail/")
+        assert first.status_code == 200 and first["Cache-Control"] == "no-store", key
+        assert Image.open(io.BytesIO(first.content)).size == (1, 1)
+        thumbnail_make(attachments[key].public_id)  # what the worker runs
     response = owner_client.get(f"/attachments/{attachments['p'].public_id}/thumbnail/")
     assert response.status_code == 200 and response["Content-Type"] == "image/png"
     assert response["X-Content-Type-Options"] == "nosniff"
+    assert "max-age" in response["Cache-Control"]
     thumb = Image.open(io.BytesIO(b"".join(response.streaming_content)))  # type: ignore[attr-defined]
     assert thumb.format == "PNG" and max(thumb.size) == 320
     for key in ("h", "s", "t", "m"):  # HTML claiming to be PNG, SVG, text, not stored

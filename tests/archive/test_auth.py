@@ -84,25 +84,29 @@ def test_every_url_refuses_anonymous_access(name: str, path: str) -> None:
 def test_public_pages_hold_no_data(owner: User) -> None:
     client = Client()
     assert client.get("/login/").status_code == 200
-    assert client.get("/login/code/not-a-code/").status_code == 404
+    assert client.get("/login/code/").status_code == 200  # asks for the code, shows nothing
+    assert client.post("/login/code/", {"code": "not-a-code"}).status_code == 404
 
 
 def test_one_time_code_sets_password_once() -> None:
     issued = login_code_issue()
     assert issued.code not in str(list(LoginCode.objects.values()))  # only its hash is kept
+    # The link holds the code in its fragment, which no browser sends; the page posts it.
+    assert issued.url.endswith(f"/login/code/#{issued.code}")
     client = Client()
-    page = client.get(f"/login/code/{issued.code}/")
+    page = client.post("/login/code/", {"code": issued.code})
     assert page.status_code == 200 and b"Set the owner" in page.content
     response = client.post(
-        f"/login/code/{issued.code}/", {"password1": OWNER_PASSWORD, "password2": OWNER_PASSWORD}
+        "/login/code/",
+        {"code": issued.code, "password1": OWNER_PASSWORD, "password2": OWNER_PASSWORD},
     )
     assert response.status_code == 302 and response["Location"] == "/"
     assert client.get("/").status_code == 200  # signed in
     owner = User.objects.get()
     assert owner.is_superuser and owner.password.startswith("argon2")
     again = Client().post(
-        f"/login/code/{issued.code}/",
-        {"password1": "another pass 123", "password2": "another pass 123"},
+        "/login/code/",
+        {"code": issued.code, "password1": "another pass 123", "password2": "another pass 123"},
     )
     assert again.status_code == 404
     assert b"not valid" in again.content
@@ -112,7 +116,7 @@ def test_one_time_code_sets_password_once() -> None:
 def test_expired_code_is_refused() -> None:
     issued = login_code_issue()
     LoginCode.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
-    response = Client().get(f"/login/code/{issued.code}/")
+    response = Client().post("/login/code/", {"code": issued.code})
     assert response.status_code == 404
     assert not User.objects.exists()
 
@@ -120,7 +124,7 @@ def test_expired_code_is_refused() -> None:
 def test_weak_password_is_explained_and_code_kept() -> None:
     issued = login_code_issue()
     response = Client().post(
-        f"/login/code/{issued.code}/", {"password1": "short", "password2": "short"}
+        "/login/code/", {"code": issued.code, "password1": "short", "password2": "short"}
     )
     assert response.status_code == 200
     assert b"too short" in response.content
@@ -131,7 +135,8 @@ def test_weak_password_is_explained_and_code_kept() -> None:
 def test_mismatched_passwords_are_explained() -> None:
     issued = login_code_issue()
     response = Client().post(
-        f"/login/code/{issued.code}/", {"password1": OWNER_PASSWORD, "password2": "something else"}
+        "/login/code/",
+        {"code": issued.code, "password1": OWNER_PASSWORD, "password2": "something else"},
     )
     assert b"The two passwords differ" in response.content
 
@@ -139,9 +144,9 @@ def test_mismatched_passwords_are_explained() -> None:
 def test_createowner_prints_a_working_link() -> None:
     out = StringIO()
     call_command("createowner", stdout=out)
-    url = re.search(r"http://\S+/login/code/(\S+)/", out.getvalue())
+    url = re.search(r"http://\S+/login/code/#(\S+)", out.getvalue())
     assert url is not None
-    assert Client().get(f"/login/code/{url.group(1)}/").status_code == 200
+    assert Client().post("/login/code/", {"code": url.group(1)}).status_code == 200
 
 
 def test_first_start_prints_the_link_only_without_owner() -> None:
@@ -150,7 +155,8 @@ def test_first_start_prints_the_link_only_without_owner() -> None:
     assert "/login/code/" in out.getvalue()
     issued = login_code_issue()
     Client().post(
-        f"/login/code/{issued.code}/", {"password1": OWNER_PASSWORD, "password2": OWNER_PASSWORD}
+        "/login/code/",
+        {"code": issued.code, "password1": OWNER_PASSWORD, "password2": OWNER_PASSWORD},
     )
     out = StringIO()
     call_command("start", "--prepare-only", stdout=out)

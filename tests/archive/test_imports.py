@@ -78,7 +78,10 @@ def test_upload_creates_a_job_and_queues_it(
     assert Message.objects.count() == 5
 
 
-def test_server_path_import_and_progress_fragment(owner_client: Client, tmp_path: Path) -> None:
+def test_server_path_import_and_progress_fragment(
+    owner_client: Client, tmp_path: Path, settings: Any
+) -> None:
+    settings.IMPORT_ROOTS = [tmp_path]  # server paths only under the import roots
     export = tmp_path / "result.json"
     export.write_bytes(telegram_export())
     response = owner_client.post("/imports/", {"path": str(export), "format": "", "account": ""})
@@ -100,8 +103,9 @@ def test_server_path_import_and_progress_fragment(owner_client: Client, tmp_path
     ],
 )
 def test_bad_import_requests_are_explained(
-    owner_client: Client, data: dict[str, str], message: str
+    owner_client: Client, data: dict[str, str], message: str, settings: Any
 ) -> None:
+    settings.IMPORT_ROOTS = [Path("/")]  # what the readers say about paths anywhere
     response = owner_client.post("/imports/", {**data, "account": ""})
     assert response.status_code == 422
     assert message in response.content.decode()

@@ -359,14 +359,16 @@ def plain(number: int, timestamp: str = "2024-01-01T00:00:00+00:00") -> dict[str
     }
 
 
-def test_a_bad_timestamp_fails_naming_the_message(run_import: Run, tmp_path: Path) -> None:
+def test_a_bad_timestamp_is_kept_with_its_neighbours_time(run_import: Run, tmp_path: Path) -> None:
     path = write_export(
-        tmp_path / "bad.json", [plain(1), plain(2), plain(3, "last tuesday"), plain(4)]
+        tmp_path / "bad.json",
+        [plain(1), plain(2, "2024-01-02T00:00:00Z"), plain(3, "last tuesday"), plain(4)],
     )
     job = run_import(path, batch_size=2)
-    assert job.status == "failed"
-    assert job.errors == ["bad.json, message #3 (id 3): not a timestamp: 'last tuesday'"]
-    assert job.position == 2
+    assert (job.status, job.added, job.estimated, job.skipped) == ("done", 4, 1, {})
+    third = Message.objects.get(external_id="3")
+    assert third.date_estimated and third.sent_at == at("2024-01-02T00:00:00+00:00")
+    assert not Message.objects.get(external_id="2").date_estimated
 
 
 def test_a_message_that_is_not_an_object_fails(tmp_path: Path) -> None:

@@ -118,7 +118,9 @@ def test_missing_tables_fail_naming_the_file(run_import: RunImport, tmp_path: Pa
     connection.close()
     job = run_import(database, format_name="imessage")
     assert job.status == "failed"
-    assert job.errors == ["notes.db, schema: no handle, chat table: not an Apple Messages database"]
+    assert job.errors == [
+        "notes.db, schema: no handle or chat table: not an Apple Messages database"
+    ]
 
 
 def table_leaf_pages(database: Path, table: str) -> list[int]:

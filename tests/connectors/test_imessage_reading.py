@@ -79,8 +79,9 @@ def test_modern_database(run_import: RunImport, modern: Path) -> None:
         "M-PHOTO",
         "M-SNEAKY",
         "M-CORRUPT",
+        "M-NOCHAT",
     }
-    assert job.added == 10
+    assert job.added == 11
     assert job.total == 17 - 6  # message rows less the tapbacks
 
     account = Account.objects.get()
@@ -143,13 +144,14 @@ def test_modern_database(run_import: RunImport, modern: Path) -> None:
     # A corrupt attributedBody: imported with empty text, counted.
     corrupt = found["M-CORRUPT"]
     assert corrupt.text == "" and corrupt.provider_metadata["text_unreadable"] is True
+    # A message no chat links: kept, in the one-to-one chat of its handle.
+    assert found["M-NOCHAT"].chat == dm and found["M-NOCHAT"].text == "lost"
 
     assert job.skipped == {
         "tapback (kept as reaction)": 3,
         "tapback removed or replaced later": 2,
         "tapback on a message not in the export": 1,
         "attributedBody unreadable (text left empty)": 1,
-        "message without a chat": 1,
         "chat link to a message that no longer exists": 1,
         "attachment link to a message that no longer exists": 1,
         "attachment link to an attachment row that no longer exists": 1,
@@ -196,10 +198,10 @@ def test_attachments(run_import: RunImport, modern: Path) -> None:
 
 def test_second_import_adds_nothing(run_import: RunImport, modern: Path) -> None:
     first = run_import(modern, batch_size=4)
-    assert (first.status, first.added) == ("done", 10)
+    assert (first.status, first.added) == ("done", 11)
     second = run_import(modern, batch_size=4)
     assert second.status == "done", second.errors
-    assert (second.added, second.updated, second.unchanged) == (0, 0, 10)
+    assert (second.added, second.updated, second.unchanged) == (0, 0, 11)
     assert Attachment.objects.count() == 4
 
 
@@ -250,10 +252,13 @@ def test_database_without_chat_join_table(run_import: RunImport, tmp_path: Path)
     db.close()
     job = run_import(tmp_path / "sms.db")
     assert job.status == "done", job.errors
-    message = Message.objects.get()
+    message = Message.objects.get(external_id="X-1")
     assert message.chat.external_id == "handle:+15550001111"
     assert message.sent_at == at(0)
-    assert job.skipped == {"message without a chat": 1}
+    # Neither a chat nor a handle: kept, in the chat of such messages, with no sender.
+    nobody = Message.objects.get(external_id="X-2")
+    assert (nobody.chat.external_id, nobody.sender) == ("unlinked", None)
+    assert job.skipped == {}
 
 
 def test_real_ventura_schema(run_import: RunImport, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import pytest
 from django.conf import settings
 
 from archive.connectors.base import ReadOptions
-from archive.connectors.mail.export import READER, SKIP_NO_DATE, SKIP_NOT_MAIL, SKIP_TRUNCATED
+from archive.connectors.mail.export import READER, SKIP_NOT_MAIL, SKIP_TRUNCATED
 from archive.imports.models import ImportJob
 from archive.store.models import Account, Attachment, Chat, Identity, Message
 from tests.connectors.conftest import FIXTURES, sample
@@ -190,7 +190,7 @@ def test_charsets_of_headers_and_bodies(run_import: Run) -> None:
 
 def test_threads_become_chats_and_replies_link(run_import: Run) -> None:
     job = done(run_import(MAIL / "threads.mbox", batch_size=2))
-    assert job.added == 12
+    assert job.added == 13
     thread = Chat.objects.get(external_id="a@threads.test")
     assert (thread.kind, thread.title) == ("thread", "Plans")
     assert sorted(thread.messages.values_list("external_id", flat=True)) == [
@@ -263,14 +263,6 @@ def test_missing_and_folded_message_ids_are_stable(run_import: Run) -> None:
     maildir = done(run_import(MAIL / "maildir"))
     assert maildir.unchanged == 1 and maildir.added == 3
     assert Message.objects.filter(external_id=synthetic.external_id).count() == 1
-
-
-def test_no_usable_date_is_skipped_and_a_bad_date_falls_back(run_import: Run) -> None:
-    job = done(run_import(MAIL / "threads.mbox"))
-    assert job.skipped == {SKIP_NO_DATE: 1}
-    assert not Message.objects.filter(external_id="no-date@threads.test").exists()
-    # "Date: the day after tomorrow" → the date of its "From " line.
-    assert message("bad-date@threads.test").sent_at == datetime(2024, 2, 4, 8, 30, tzinfo=UTC)
 
 
 # -- attachments ---------------------------------------------------------------------------------
@@ -433,7 +425,7 @@ def test_no_owner_to_tell_gives_the_generic_account(run_import: Run, tmp_path: P
     [
         ("separators.mbox", 4),
         ("charsets.mbox", 7),
-        ("threads.mbox", 12),
+        ("threads.mbox", 13),
         ("invite.eml", 1),
         ("maildir", 4),
         ("eml-folder", 2),

@@ -16,7 +16,8 @@ import pytest
 
 from archive.connectors.base import FormatError, ReadOptions
 from archive.connectors.registry import reader_for
-from archive.connectors.slack.export import READER, slack_text, ts_datetime
+from archive.connectors.slack.export import READER
+from archive.connectors.slack.translation import slack_text, ts_datetime
 from archive.imports.models import ImportJob
 from archive.store.models import Account, Attachment, Chat, Identity, Message
 from tests.connectors.conftest import FIXTURES, sample

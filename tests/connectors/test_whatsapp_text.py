@@ -3,7 +3,7 @@ lines, the day/month order, whole exports, re-imports, the owner, bad text, the 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -309,14 +309,16 @@ def test_undecodable_bytes_fail_naming_the_file_and_line(run_import: Run, tmp_pa
     assert Message.objects.count() == 0
 
 
-def test_an_impossible_date_fails_before_anything_is_written(
+def test_an_impossible_date_is_kept_with_its_neighbours_time(
     run_import: Run, tmp_path: Path
 ) -> None:
-    lines = ["28.02.21, 10:00 - A: fine", "30.02.21, 10:00 - A: no such day"]
+    lines = ["28.02.21, 10:00 - A: fine", "30.02.21, 10:05 - A: no such day"]
     job = run_import(write(tmp_path, "WhatsApp Chat with Feb.txt", lines))
-    assert job.status == ImportStatus.FAILED
-    assert "WhatsApp Chat with Feb.txt, line 2: impossible date" in job.errors[0]
-    assert Message.objects.count() == 0
+    assert (job.status, job.added, job.estimated) == (ImportStatus.DONE, 2, 1)
+    odd = Message.objects.get(text="no such day")
+    assert odd.date_estimated and odd.sent_at == datetime(2021, 2, 28, 10, 0, tzinfo=UTC)
+    assert odd.provider_metadata["impossible_date"] == "30.2.21 10:05:00"
+    assert odd.external_id.startswith("30.2.21T100500-")
 
 
 # --- the shared real-export samples -------------------------------------------------------

@@ -43,10 +43,10 @@ def test_make_a_task_from_a_message_and_move_it_to_done(
     page.get_by_role("link", name="Board", exact=True).click()
     loads = page.evaluate("performance.getEntriesByType('navigation').length")
     page.get_by_label("Status of HOME-1").select_option("done")
-    page.wait_for_function(
-        "document.querySelector('#task-HOME-1 select').value === 'done'"
-        " && !document.querySelector('.htmx-request')"
-    )
+    # Locators, not wait_for_function: its string predicate is eval'd in the page, which
+    # the Content-Security-Policy refuses (no 'unsafe-eval').
+    page.wait_for_selector("#task-HOME-1 option[value=done][selected]", state="attached")
+    page.wait_for_selector(".htmx-request", state="detached")
     page.wait_for_timeout(300)
     assert page.evaluate("performance.getEntriesByType('navigation').length") == loads
     task.refresh_from_db()

@@ -12,15 +12,20 @@ import datetime
 import decimal
 from collections.abc import Iterable, Mapping
 from itertools import tee
+from pathlib import Path
 from typing import Any
+from urllib.request import pathname2url
 
 from django.db.backends.sqlite3 import base as sqlite_base
 from django.db.backends.sqlite3._functions import register as register_functions
+from django.db.utils import DatabaseErrorWrapper
 from django.utils.asyncio import async_unsafe
 from django.utils.dateparse import parse_date, parse_datetime, parse_time
+from django.utils.functional import cached_property
 
 from wirecat.db.capabilities import ensure_capabilities
 from wirecat.db.driver import Database
+from wirecat.db.faults import database_fault, read_only, writable
 from wirecat.db.features import DatabaseFeatures
 
 BUSY_TIMEOUT_MS = 10_000
@@ -80,6 +85,40 @@ class CursorWrapper(Database.Cursor):  # type: ignore[name-defined]
         return query % {name: f":{name}" for name in param_names}
 
 
+def read_only_uri(path: Path) -> str | None:
+    """The URI that opens the store at `path` for reading only, when this process may not
+    write it or its folder (None: it may). A WAL-mode store needs its `-wal` and `-shm`
+    beside it to be read with `mode=ro`; without a `-wal` (closed cleanly, everything in
+    the main file) `immutable=1` reads it without them and without any lock: nothing can
+    write a file in a read-only folder. A store that does not exist yet in a folder that
+    cannot be written is StoreReadOnly at once."""
+    folder = path.parent
+    if not path.exists():
+        if folder.is_dir() and not writable(folder):
+            raise read_only(path)
+        return None
+    if writable(path) and writable(folder):
+        return None
+    mode = "mode=ro" if Path(f"{path}-wal").exists() else "immutable=1"
+    return f"file:{pathname2url(str(path))}?{mode}"
+
+
+class FaultErrors(DatabaseErrorWrapper):
+    """Django's wrapping of driver errors, but a read-only store, a full disk or a store
+    without its tables becomes its StoreFault (wirecat/db/faults.py): one sentence saying
+    what, where and what to do, still an OperationalError to whoever catches those."""
+
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
+        if exc_type is not None and issubclass(exc_type, Database.Error):
+            wrapper: Any = self.wrapper  # type: ignore[attr-defined]
+            database = Path(str(wrapper.settings_dict["NAME"]))
+            fault = database_fault(exc_value, database, wrapper.connection)
+            if fault is not None:
+                wrapper.errors_occurred = True
+                raise fault.with_traceback(traceback) from exc_value
+        super().__exit__(exc_type, exc_value, traceback)
+
+
 class DatabaseWrapper(sqlite_base.DatabaseWrapper):
     vendor = "sqlite"
     display_name = "SQLite (WireCat)"
@@ -87,6 +126,12 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
     features_class = DatabaseFeatures
     transaction_mode: str | None
     init_commands: list[str]
+    # Opened for reading only (the store or its folder is not writable): see read_only_uri.
+    read_only = False
+
+    @cached_property
+    def wrap_database_errors(self) -> DatabaseErrorWrapper:
+        return FaultErrors(self)
 
     def get_connection_params(self) -> dict[str, Any]:
         params: dict[str, Any] = super().get_connection_params()
@@ -100,9 +145,19 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
     @async_unsafe
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         ensure_capabilities(Database)
-        conn = Database.connect(**conn_params)
+        params = dict(conn_params)
+        name = str(params.get("database", ""))
+        uri = None
+        if name and name != ":memory:" and not name.startswith("file:"):
+            uri = read_only_uri(Path(name))
+        self.read_only = uri is not None
+        if uri is not None:
+            params.update(database=uri, uri=True)
+        conn = Database.connect(**params)
         register_functions(conn)
         for pragma in CONNECTION_PRAGMAS:
+            if self.read_only and pragma.startswith("PRAGMA journal_mode"):
+                continue  # a write: the store keeps the mode it was made with
             conn.execute(pragma)
         for command in self.init_commands:
             if command := command.strip():

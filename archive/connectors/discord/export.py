@@ -2,16 +2,21 @@
 
 A file is `{"guild": {...}, "channel": {...}, "dateRange": {...}, "messages": [...],
 "messageCount": N}`. Files reach gigabytes, so the messages are streamed one by one with
-ijson; `guild` and `channel` come before `messages` in every real file (a file where they do
-not is still read, at the cost of one extra pass). `messageCount` is written last; it is read
-from the file's tail and only used as the expected total.
+ijson, through a guard that refuses nesting, a value and a message past their caps before
+the parser sees them (json_guard.py); `guild` and `channel` come before `messages` in every
+real file (a file where they do not is still read, at the cost of one extra pass).
+`messageCount` is written last; it is read from the file's tail and only used as the
+expected total. A string longer than WIRECAT_IMPORT_MAX_JSON_VALUE (a huge `content`) reaches
+the reader as its first part and a marker, the whole of it set aside (json_strings.py).
 
 Quirks taken care of: 1 to 7 fractional digits and any UTC offset in timestamps; service
 message types (GuildMemberJoin, ThreadCreated, Call, ChannelNameChange…); a Reply whose
 `reference.messageId` is null; reaction emoji ids null, "" or a snowflake; a missing
 `author.nickname`; the same message id twice in a file (passed on: the sink keeps the last);
 `--media` exports whose attachment urls are local paths (often with backslashes) relative to
-the JSON file's folder. Remote urls are kept as metadata and never fetched.
+the JSON file's folder. Remote urls are kept as metadata and never fetched. A message
+without an id, a time or an author is kept (estimates.py): a content hash for its id, the
+time of its neighbour in the file (else the file's time, marked estimated), no sender.
 
 Owner: the file does not say who exported it (a DM's name is the other side's name, but
 names are neither unique nor stable), so every message is recorded as "in".
@@ -24,13 +29,10 @@ import mimetypes
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO, ClassVar
+from typing import Any, ClassVar
 from urllib.parse import unquote
-
-import ijson
 
 from archive.connectors.base import (
     ExportStream,
@@ -45,11 +47,25 @@ from archive.connectors.base import (
     json_text,
     safe_member,
 )
+from archive.connectors.discord.json_file import (
+    BUFFER,
+    DETECT_EVENTS,
+    PARSE_ERRORS,
+    Tracked,
+    problem,
+    read_all_top_level,
+    read_header,
+    tail_message_count,
+)
+from archive.connectors.estimates import (
+    FROM_FILE_TIME,
+    ContentIds,
+    estimate_note,
+    file_time,
+    neighbours_dated,
+)
+from archive.connectors.json_guard import Events, open_guarded
 from archive.store.domain import AttachmentRecord, ChatRecord, IdentityRecord, MessageRecord
-
-BUFFER = 16 * 1024
-DETECT_EVENTS = 5_000  # parser events detection looks at before giving up
-TAIL = 4096  # bytes at the end of the file searched for "messageCount"
 
 # Message types that are somebody writing something; every other type is a service event.
 TEXT_TYPES = frozenset(
@@ -86,7 +102,6 @@ _TIMESTAMP = re.compile(
     r"(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?(?:[.,](?P<fraction>\d+))?"
     r"\s*(?P<zone>[Zz]|[+-]\d{2}(?::?\d{2})?)?\s*$"
 )
-_MESSAGE_COUNT = re.compile(rb'"messageCount"\s*:\s*(\d+)\s*}\s*$')
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -120,152 +135,14 @@ def parse_timestamp(value: object) -> datetime:
     return moment.astimezone(UTC)
 
 
-class _Tracked:
-    """A binary file that remembers which bytes the parser asked for last, so an error can
-    name its place; it also steps over a UTF-8 byte order mark."""
-
-    def __init__(self, handle: BinaryIO) -> None:
-        self._handle = handle
-        self.start = 0
-        self.end = 0
-        if handle.read(3) == b"\xef\xbb\xbf":
-            self.end = 3
-        handle.seek(self.end)
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._handle.read(size)
-        if size != 0:
-            self.start = self.end
-            self.end = self.start + len(data)
-        return data
-
-    @property
-    def where(self) -> str:
-        return f"bytes {self.start}-{self.end}"
-
-
-def _problem(exc: BaseException) -> str:
-    """The first line of a parser error (yajl's spans several lines, sometimes as bytes)."""
-    detail: Any = exc.args[0] if exc.args else exc
-    if isinstance(detail, bytes):
-        detail = detail.decode("utf-8", "replace")
-    first = str(detail).strip().splitlines()
-    return f"broken JSON: {first[0].strip() if first else type(exc).__name__}"
-
-
-_PARSE_ERRORS = (ijson.JSONError, UnicodeDecodeError, ValueError)
-
-
-def _value(events: Iterator[tuple[str, str, Any]], first: tuple[str, str, Any]) -> Any:
-    """The whole value that starts with `first`, read from `events`."""
-    _, event, value = first
-    if event not in ("start_map", "start_array"):
-        return value
-    builder = ijson.ObjectBuilder()
-    builder.event(event, value)
-    depth = 1
-    for _, event, value in events:
-        builder.event(event, value)
-        if event in ("start_map", "start_array"):
-            depth += 1
-        elif event in ("end_map", "end_array"):
-            depth -= 1
-            if depth == 0:
-                return builder.value
-    raise ijson.IncompleteJSONError("premature end of the file")
-
-
-def _skip(events: Iterator[tuple[str, str, Any]], first: tuple[str, str, Any]) -> None:
-    if first[1] not in ("start_map", "start_array"):
-        return
-    depth = 1
-    for _, event, _value in events:
-        if event in ("start_map", "start_array"):
-            depth += 1
-        elif event in ("end_map", "end_array"):
-            depth -= 1
-            if depth == 0:
-                return
-    raise ijson.IncompleteJSONError("premature end of the file")
-
-
-def _next(events: Iterator[tuple[str, str, Any]]) -> tuple[str, str, Any]:
-    found = next(events, None)
-    if found is None:
-        raise ijson.IncompleteJSONError("premature end of the file")
-    return found
-
-
-@dataclass
-class _Header:
-    values: dict[str, Any]  # top-level keys read before "messages"
-    messages: bool  # "messages" was found and is an array
-
-
-class _TooFar(Exception):
-    """Detection read as far as it will without finding an export's beginning."""
-
-
-def _bounded(events: Iterator[tuple[str, str, Any]], limit: int) -> Iterator[tuple[str, str, Any]]:
-    for count, event in enumerate(events):
-        if count >= limit:
-            raise _TooFar
-        yield event
-
-
-def _read_header(handle: BinaryIO, limit: int | None = None) -> _Header:
-    """The top-level values before `messages`; stops there. With `limit`, gives up (no
-    messages) after that many parser events, however deep, so detection stays cheap."""
-    events = iter(ijson.parse(_Tracked(handle), use_float=True, buf_size=BUFFER))
-    if limit is not None:
-        events = _bounded(events, limit)
-    first = next(events, None)
-    values: dict[str, Any] = {}
-    if first is None or first[1] != "start_map":
-        return _Header(values, False)
-    try:
-        return _header_values(events, values)
-    except _TooFar:
-        return _Header(values, False)
-
-
-def _header_values(events: Iterator[tuple[str, str, Any]], values: dict[str, Any]) -> _Header:
-    for prefix, event, value in events:
-        if prefix == "" and event == "end_map":
-            break
-        if prefix == "" and event == "map_key":
-            opening = _next(events)
-            if value == "messages":
-                return _Header(values, opening[1] == "start_array")
-            values[value] = _value(events, opening)
-    return _Header(values, False)
-
-
-def _read_all_top_level(handle: BinaryIO) -> dict[str, Any]:
-    """Every top-level value except `messages` (whose items are passed over unbuilt)."""
-    events = iter(ijson.parse(_Tracked(handle), use_float=True, buf_size=BUFFER))
-    values: dict[str, Any] = {}
-    next(events, None)
-    for prefix, event, value in events:
-        if prefix == "" and event == "map_key":
-            opening = _next(events)
-            if value == "messages":
-                _skip(events, opening)
-            else:
-                values[value] = _value(events, opening)
-    return values
-
-
-def _tail_message_count(path: Path) -> int | None:
-    try:
-        with path.open("rb") as handle:
-            size = handle.seek(0, 2)
-            handle.seek(max(0, size - TAIL))
-            tail = handle.read()
-    except OSError:
+def _time_or_none(value: object) -> datetime | None:
+    """A timestamp field; None when it is missing or cannot be read."""
+    if value is None or value == "":
         return None
-    match = _MESSAGE_COUNT.search(tail)
-    return int(match.group(1)) if match else None
+    try:
+        return parse_timestamp(value)
+    except (ValueError, OverflowError):
+        return None
 
 
 def _type_name(value: object) -> str:
@@ -399,40 +276,44 @@ class _Reader:
         self.folder = path.parent
         self.chat = chat
         self.skipped = skipped
+        self.content_ids = ContentIds()  # for messages without an id
+        self.file_time = file_time(path)  # undated messages' provisional time
 
     def items(self) -> Iterator[ImportItem]:
-        with self.path.open("rb") as handle:
-            tracked = _Tracked(handle)
-            messages = ijson.items(tracked, "messages.item", use_float=True, buf_size=BUFFER)
+        handle, guard = open_guarded(self.path)
+        with handle:
+            tracked = Tracked(guard)
+            events = Events(tracked, guard=guard, buf_size=BUFFER)
             index = 0
             while True:
                 try:
-                    raw = next(messages)
-                except StopIteration:
-                    return
-                except _PARSE_ERRORS as exc:
+                    found = next(events, None)
+                    if found is None:
+                        return
+                    prefix, event, value = found
+                    if prefix != "messages.item":
+                        continue
+                    raw = events.build(prefix, event, value)
+                except PARSE_ERRORS as exc:
                     raise FormatError(
-                        self.path, f"message #{index + 1}, {tracked.where}", _problem(exc)
+                        self.path, f"message #{index + 1}, {tracked.where}", problem(exc)
                     ) from exc
                 index += 1
+                # Bytes it spans, at most: past the text cap, its source JSON is set aside.
                 yield self.item(raw, index)
 
     def item(self, raw: Any, index: int) -> ImportItem:
-        where = f"message #{index}"
         if not isinstance(raw, dict):
-            raise FormatError(self.path, where, "a message must be a JSON object")
+            raise FormatError(self.path, f"message #{index}", "a message must be a JSON object")
+        # A missing or unreadable field never costs the message (estimates.py): no id, a
+        # content hash; no time, a neighbour's; an unreadable edit or call end, none.
         message_id = json_id(raw.get("id"))
-        if not message_id:
-            raise FormatError(self.path, where, "the message has no id")
-        where = f"message #{index} (id {message_id})"
-        try:
-            sent_at = parse_timestamp(raw.get("timestamp"))
-            edited = raw.get("timestampEdited")
-            edited_at = parse_timestamp(edited) if edited else None
-            ended = raw.get("callEndedTimestamp")
-            call_ended_at = parse_timestamp(ended) if ended else None
-        except ValueError as exc:
-            raise FormatError(self.path, where, str(exc)) from exc
+        sent_at = _time_or_none(raw.get("timestamp"))
+        estimated = sent_at is None
+        if sent_at is None:
+            sent_at = self.file_time  # provisional: a neighbour's time replaces it
+        edited_at = _time_or_none(raw.get("timestampEdited"))
+        call_ended_at = _time_or_none(raw.get("callEndedTimestamp"))
 
         message_type = _type_name(raw.get("type"))
         kind = "text" if message_type in TEXT_TYPES else "service"
@@ -490,6 +371,13 @@ class _Reader:
         text = json_text(raw.get("content"))
         if kind == "service" and not text.strip():
             text = _service_text(message_type, mentions)
+        if estimated:
+            estimate_note(metadata, FROM_FILE_TIME)
+        if not message_id:
+            when = json_text(raw.get("timestamp")) if estimated else sent_at
+            sender_id = sender.external_id if sender else None
+            message_id = self.content_ids(self.chat.external_id, sender_id, when, text)
+            metadata["id_missing"] = True
 
         attachments = tuple(
             self.attachment(attachment, position)
@@ -508,6 +396,7 @@ class _Reader:
             raw_json=json.dumps(raw, ensure_ascii=False, separators=(",", ":")),
             metadata=metadata,
             attachments=attachments,
+            date_estimated=estimated,
         )
         return ImportItem(chat=self.chat, message=message, identities=tuple(identities.values()))
 
@@ -552,11 +441,10 @@ class DiscordReader:
         try:
             with path.open("rb") as handle:
                 head = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
-                if not head.startswith(b"{"):
-                    return False
-                handle.seek(0)
-                header = _read_header(handle, limit=DETECT_EVENTS)
-        except (OSError, *_PARSE_ERRORS):
+            if not head.startswith(b"{"):
+                return False
+            header = read_header(path, limit=DETECT_EVENTS)
+        except (OSError, FormatError, *PARSE_ERRORS):
             return False
         return (
             header.messages
@@ -566,27 +454,25 @@ class DiscordReader:
 
     def open(self, path: Path, options: ReadOptions) -> ExportStream:
         try:
-            with path.open("rb") as handle:
-                header = _read_header(handle)
-                values = header.values
-                if header.messages and not isinstance(values.get("channel"), dict):
-                    # Not where real files have it: look behind the messages.
-                    handle.seek(0)
-                    values = {**_read_all_top_level(handle), **values}
-        except _PARSE_ERRORS as exc:
-            raise FormatError(path, "before the messages", _problem(exc)) from exc
+            header = read_header(path)
+            values = header.values
+            if header.messages and not isinstance(values.get("channel"), dict):
+                # Not where real files have it: look behind the messages.
+                values = {**read_all_top_level(path), **values}
+        except PARSE_ERRORS as exc:
+            raise FormatError(path, "before the messages", problem(exc)) from exc
         if not header.messages:
             raise FormatError(path, "top level", 'no "messages" array')
         chat = _chat(path, values)
         count = values.get("messageCount")
-        total = count if isinstance(count, int) else _tail_message_count(path)
+        total = count if isinstance(count, int) else tail_message_count(path)
         stream = ExportStream(
             format=self.format,
             account=export_account("discord", options),
             items=iter(()),
             total=total,
         )
-        stream.items = _Reader(path, chat, stream.skipped).items()
+        stream.items = neighbours_dated(_Reader(path, chat, stream.skipped).items())
         return stream
 
 

@@ -8,7 +8,9 @@ knows; it is copied (database and WAL) to a private temporary folder and the cop
 Its triggers call functions that exist only inside Messages.app; a reader never fires them.
 
 Schemas differ between macOS and iOS versions: columns and whole tables may be missing, so
-the schema is read first (`schema_of`) and every query is built from what is there.
+the schema is read first (`schema_of`) and every query is built from what is there. A
+database is one when it has a `message` table and a `handle` or `chat` table beside it (an
+iOS backup's `sms.db` trimmed to `handle` and `message` is still one: `missing_tables`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from urllib.parse import quote
 from archive.connectors.base import read_head
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
-REQUIRED_TABLES = ("message", "handle", "chat")
+REQUIRED_TABLES = ("message",)
+# Beside `message`, at least one of these (a lone `message` table is too common to tell).
+ONE_OF_TABLES = ("handle", "chat")
 _DATABASE_NAMES = ("chat.db", "sms.db")
 _MAX_FOLDER_CANDIDATES = 20
 _MAX_FOLDER_ENTRIES = 1000
@@ -64,6 +68,31 @@ def schema_of(connection: sqlite3.Connection) -> dict[str, set[str]]:
     }
 
 
+def missing_tables(tables: dict[str, set[str]]) -> str:
+    """What a schema lacks to be a Messages database, in words ("" when nothing)."""
+    missing = [name for name in REQUIRED_TABLES if name not in tables]
+    if not any(name in tables for name in ONE_OF_TABLES):
+        missing.append(" or ".join(ONE_OF_TABLES))
+    return ", ".join(missing)
+
+
+# What a `message` row needs to be a message at all, each a column or one of several (its
+# values may still be missing, row by row: archive/connectors/estimates.py).
+MESSAGE_NEEDS = (("text", "attributedBody"), ("date",), ("handle_id", "is_from_me"))
+
+
+def missing_columns(tables: dict[str, set[str]]) -> str:
+    """The columns a `message` table lacks to hold messages, in words ("" when none): a
+    table of that name with other columns is some other program's."""
+    columns = tables.get("message", set())
+    missing = [
+        " or ".join(names)
+        for names in MESSAGE_NEEDS
+        if not any(name.lower() in columns for name in names)
+    ]
+    return "; ".join(missing)
+
+
 def holds_messages(path: Path) -> bool:
     if not _is_sqlite(path):
         return False
@@ -75,7 +104,7 @@ def holds_messages(path: Path) -> bool:
             connection.close()
     except (sqlite3.Error, OSError):
         return False
-    return all(name in tables for name in REQUIRED_TABLES)
+    return not missing_tables(tables)
 
 
 def database_in(folder: Path) -> Path | None:

@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from archive.connectors.base import ExportStream, FormatError, ImportItem, ReadOptions
+from archive.connectors.estimates import file_time, neighbours_dated
 from archive.connectors.imessage.database import (
-    REQUIRED_TABLES,
     Database,
     attachments_folder,
     database_in,
     holds_messages,
+    missing_columns,
+    missing_tables,
     schema_of,
 )
 from archive.connectors.imessage.translation import (
@@ -153,6 +155,7 @@ class _Reading:
             attachments_root=attachments_root,
             chats_joined=self.has("chat_message_join"),
             skipped=self.skipped,
+            database_time=file_time(database),
         )
 
     # errors ------------------------------------------------------------------------------
@@ -174,12 +177,17 @@ class _Reading:
             tables = schema_of(self.db)
         except sqlite3.Error as exc:
             raise self.error("database header and schema", exc) from exc
-        missing = [name for name in REQUIRED_TABLES if name not in tables]
+        missing = missing_tables(tables)
         if missing:
+            raise FormatError(
+                self.database, "schema", f"no {missing} table: not an Apple Messages database"
+            )
+        if lacking := missing_columns(tables):
             raise FormatError(
                 self.database,
                 "schema",
-                f"no {', '.join(missing)} table: not an Apple Messages database",
+                f"its message table lacks the columns a message needs ({lacking}):"
+                " not an Apple Messages database",
             )
         return tables
 
@@ -213,6 +221,8 @@ class _Reading:
         return found
 
     def _chats(self) -> dict[int, ChatRecord]:
+        if not self.has("chat"):  # a trimmed backup: one chat per handle (translation.py)
+            return {}
         names = ["c.ROWID", *self.columns("chat", _CHAT_COLUMNS, "c")]
         found: dict[int, ChatRecord] = {}
         for values in self._query("chat table", f"SELECT {', '.join(names)} FROM chat c"):
@@ -358,6 +368,11 @@ class _Reading:
         return names, _Links(iter(cursor))
 
     def items(self) -> Iterator[ImportItem]:
+        """The messages in ROWID order; an undated one takes its neighbours' time (a ROWID
+        is given as a message arrives, so neighbours are close in time, whatever chat)."""
+        return neighbours_dated(self._row_items(), scope=_whole_database)
+
+    def _row_items(self) -> Iterator[ImportItem]:
         last = None
         try:
             names, messages = self._message_cursor()
@@ -397,6 +412,10 @@ class _Reading:
             raise self.error(position, exc) from exc
         self.translation.count_tapbacks()
         self.count_dangling()
+
+
+def _whole_database(item: ImportItem) -> None:
+    return None
 
 
 class IMessageReader:
@@ -455,10 +474,29 @@ def poll_reading(database: Path, options: ReadOptions, *, after: int) -> Iterato
 
 
 def _closing(reading: _Reading, close: Callable[[], None]) -> Iterator[ImportItem]:
+    """The import's messages; a database that yields none is an error saying why, not an
+    import of nothing."""
     try:
-        yield from reading.items()
+        found = 0
+        for item in reading.items():
+            found += 1
+            yield item
+        if not found:
+            raise _nothing_read(reading)
     finally:
         close()
+
+
+def _nothing_read(reading: _Reading) -> FormatError:
+    rows = reading.total()
+    if not rows:
+        why = "its message table holds no message"
+    else:
+        why = f"none of its {rows:,} messages could be read"
+        if reading.skipped:
+            counts = sorted(reading.skipped.items())
+            why += " (passed over: " + ", ".join(f"{n:,} {reason}" for reason, n in counts) + ")"
+    return FormatError(reading.database, "the whole database", f"{why}: nothing to import")
 
 
 READER = IMessageReader()

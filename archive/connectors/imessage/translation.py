@@ -5,6 +5,13 @@ Apple times (seconds or nanoseconds since 2001) become datetimes; handles become
 name, a FaceTime call, …) become a sentence; tapbacks (reactions, `associated_message_type`
 2000-3999) are not messages but are folded into their target's `metadata["reactions"]`;
 attachments are found in the export's `Attachments` folder, never outside it.
+
+Nothing missing costs a message (archive/connectors/estimates.py): a message without a chat
+link goes to its handle's conversation (the direct chat with that handle alone, else one
+made for the handle, as for databases without `chat`/`chat_message_join`), else to one
+"Messages without a conversation" chat; without a `date`, it takes the time of the message
+before it (by ROWID), else after it, else the database file's time, marked estimated;
+without a `guid`, its id is a content hash; without a handle, it has no sender.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from archive.connectors.base import ImportItem, file_opener, safe_member
+from archive.connectors.estimates import FROM_FILE_TIME, ContentIds, estimate_note
 from archive.connectors.imessage.attributed_body import attributed_text
 from archive.store.domain import AttachmentRecord, ChatRecord, IdentityRecord, MessageRecord
 
@@ -45,8 +53,15 @@ _TARGET_PREFIX = re.compile(r"^(?:p:\d+/|bp:)")
 _PHONE = re.compile(r"^\+?[\d\s().\-]{3,}$")
 _OBJECT_REPLACEMENT = "\ufffc"  # stands in the text where an attachment sits
 
+# The chat of messages that name neither a chat nor a handle.
+UNLINKED_CHAT = ChatRecord(
+    external_id="unlinked",
+    kind="group",
+    title="Messages without a conversation",
+    metadata={"synthesized": True},
+)
+
 # Skip reasons, counted in ExportStream.skipped.
-SKIP_NO_CHAT = "message without a chat"
 SKIP_TAPBACK = "tapback (kept as reaction)"
 SKIP_TAPBACK_UNDONE = "tapback removed or replaced later"
 SKIP_TAPBACK_ORPHAN = "tapback on a message not in the export"
@@ -137,7 +152,11 @@ class Translation:
     attachments_root: Path | None
     chats_joined: bool  # the database links messages to chats (chat_message_join)
     skipped: Counter[str]
+    # The database file's time: an undated message's provisional time (estimates.py).
+    database_time: datetime = _APPLE_EPOCH
     emitted_targets: set[str] = field(default_factory=set)
+    content_ids: ContentIds = field(default_factory=ContentIds)
+    _direct: dict[str, ChatRecord] | None = None  # handle -> its one-to-one chat
 
     def count_tapbacks(self) -> None:
         for target, rows in self.tapback_rows.items():
@@ -149,33 +168,41 @@ class Translation:
             if rows > kept:
                 self.skipped[SKIP_TAPBACK_UNDONE] += rows - kept
 
-    def _chat_for(
-        self, row: dict[str, Any], chat_ids: list[Any]
-    ) -> tuple[ChatRecord | None, list[str]]:
+    def _direct_chat(self, handle: str) -> ChatRecord | None:
+        """The chat whose only participant is `handle`, if the database has one."""
+        if self._direct is None:
+            self._direct = {}
+            for chat in self.chats.values():
+                participants = chat.metadata.get("participants") or []
+                if chat.kind == "dm" and len(participants) == 1:
+                    self._direct.setdefault(participants[0], chat)
+        return self._direct.get(handle)
+
+    def _chat_for(self, row: dict[str, Any], chat_ids: list[Any]) -> tuple[ChatRecord, list[str]]:
         known = [self.chats[c] for c in chat_ids if isinstance(c, int) and c in self.chats]
         if known:
             return known[0], [c.external_id for c in known[1:]]
-        if not self.chats_joined:
-            # Databases without the join table: one conversation per handle.
-            identity = self.handles.get(row.get("handle_id") or 0)
-            if identity is not None:
-                return ChatRecord(
-                    external_id=f"handle:{identity.external_id}",
-                    kind="dm",
-                    title=identity.external_id,
-                    metadata={"synthesized": True},
-                ), []
-        return None, []
+        # No chat link (a database without the join table, or a message it does not
+        # join): the conversation with its handle (a message from me names the other side).
+        identity = self.handles.get(row.get("handle_id") or 0)
+        if identity is None:
+            return UNLINKED_CHAT, []
+        direct = self._direct_chat(identity.external_id)
+        if direct is not None:
+            return direct, []
+        return ChatRecord(
+            external_id=f"handle:{identity.external_id}",
+            kind="dm",
+            title=identity.external_id,
+            metadata={"synthesized": True},
+        ), []
 
     def item(
         self, row: dict[str, Any], chat_ids: list[Any], attachment_rows: list[dict[str, Any]]
     ) -> ImportItem | None:
         rowid = int(row["rowid"])
         chat, other_chats = self._chat_for(row, chat_ids)
-        if chat is None:
-            self.skipped[SKIP_NO_CHAT] += 1
-            return None
-        guid = str(row.get("guid") or f"rowid-{rowid}")
+        guid = str(row.get("guid") or "")
         metadata: dict[str, Any] = {"rowid": rowid}
         if other_chats:
             metadata["also_in_chats"] = other_chats
@@ -220,9 +247,13 @@ class Translation:
                 sender, identities = identity.external_id, (identity,)
 
         sent_at = apple_time(row.get("date"))
+        estimated = sent_at is None
         if sent_at is None:
-            sent_at = _APPLE_EPOCH
-            metadata["date_missing"] = True
+            sent_at = self.database_time  # provisional: a neighbour's time replaces it
+            estimate_note(metadata, FROM_FILE_TIME)
+        if not guid:
+            guid = self.content_ids(chat.external_id, sender, None if estimated else sent_at, text)
+            metadata["id_missing"] = True
 
         for key in ("service", "subject", "thread_originator_part", "expressive_send_style_id"):
             if row.get(key):
@@ -264,6 +295,7 @@ class Translation:
                 deleted_at=apple_time(row.get("date_retracted")),
                 metadata=metadata,
                 attachments=tuple(self._attachment(a) for a in attachment_rows if self._keep(a)),
+                date_estimated=estimated,
             ),
             identities=identities,
         )

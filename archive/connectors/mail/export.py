@@ -31,13 +31,24 @@ Owner
   one seen more often as a recipient). The account's external id is that address, else
   "mail-export". Messages From the owner's address are "out".
 
+Dates
+- A message's time is its Date header. Without a usable one (missing, unreadable, or without
+  a year, as Outlook writes some invitations: `Thu Jan 01 00:00:10 +0000`) the message is
+  kept, marked `date_estimated`, with the best evidence there is, in this order: the mbox
+  `From ` line's date, the newest Received header's date, a calendar invitation's DTSTAMP
+  (when it was made), the message before it in the same mbox file, the message after it,
+  and the file's modification time (for a single .eml or Maildir file, its own time comes
+  straight after its headers: it has no neighbours). A message read from a server (IMAP)
+  with no evidence at all takes the time it was fetched. (archive/connectors/estimates.py)
+
 Bad input
-- Per message (the import goes on, the reason is counted in `stream.skipped`): no usable date
-  (Date header, else the mbox From-line date, else the newest Received date), no mail headers
-  at all, larger than `MAX_MESSAGE`, or the last message of a file cut short (a multipart
-  without its closing boundary, or broken base64). A single .eml file cut short fails the
-  import with a FormatError naming the file and the byte. Read errors are FormatErrors
-  naming the file and the byte offset.
+- Per message (the import goes on, the reason is counted in `stream.skipped`): no mail
+  headers at all, larger than `MAX_MESSAGE` when read from a server (in a file, a message
+  over 8 MiB is read as a skeleton, its big parts streamed from the file: large.py), or the
+  last message of a file cut short (a multipart without its closing boundary, or broken
+  base64). A single .eml file cut short
+  fails the import with a FormatError naming the file and the byte. Read errors are
+  FormatErrors naming the file and the byte offset.
 """
 
 from __future__ import annotations
@@ -49,11 +60,12 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 from archive.connectors.base import ExportStream, FormatError, ImportItem, ReadOptions, read_head
+from archive.connectors.estimates import FROM_FILE_TIME, file_time, neighbours_dated
 from archive.connectors.mail.mbox import (
     HEAD_BYTES,
     MAX_MESSAGE,
@@ -66,6 +78,7 @@ from archive.connectors.mail.mbox import (
 from archive.connectors.mail.mime import (
     ID_LIMIT,
     PARSER,
+    Body,
     Headers,
     charset_hint,
     clean,
@@ -75,7 +88,13 @@ from archive.connectors.mail.mime import (
     parse_date,
     truncated,
 )
-from archive.store.domain import AccountRecord, ChatRecord, IdentityRecord, MessageRecord
+from archive.store.domain import (
+    DATE_ESTIMATED_FROM,
+    AccountRecord,
+    ChatRecord,
+    IdentityRecord,
+    MessageRecord,
+)
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +103,6 @@ _OWNER_SAMPLE = 200  # messages read ahead to find the mailbox owner
 _DETECT_FILES = 50  # files of a plain folder checked by `detect`
 _SYNTHETIC_BODY = 4096
 
-SKIP_NO_DATE = "no usable date"
 SKIP_NOT_MAIL = "not a mail message (no mail headers)"
 SKIP_TOO_LARGE = "message larger than 256 MiB"
 SKIP_TRUNCATED = "truncated message at the end of a file"
@@ -166,6 +184,52 @@ def _received_date(headers: Headers) -> datetime | None:
     return None
 
 
+# RFC 5545: DTSTAMP is UTC, when the invitation was made.
+_DTSTAMP = re.compile(rb"^DTSTAMP(?:;[^:\r\n]*)?:(\d{8}T\d{6})Z?\r?$", re.IGNORECASE | re.MULTILINE)
+_CALENDAR_READ = 64 << 10
+
+FROM_ENVELOPE = "the mbox From line"
+FROM_RECEIVED = "the newest Received header"
+FROM_CALENDAR = "the invitation's DTSTAMP (when it was made)"
+FROM_FETCHED = "the time it was fetched"
+
+
+def _calendar_stamp(body: Body) -> datetime | None:
+    """The DTSTAMP of a small text/calendar part (an invitation): when it was made."""
+    for part in body.attachments:
+        if part.mime_type != "text/calendar" or part.content is None:
+            continue
+        if part.size is None or part.size > _CALENDAR_READ:
+            continue
+        try:
+            with part.content() as handle:
+                match = _DTSTAMP.search(handle.read(_CALENDAR_READ))
+        except OSError:
+            continue
+        if match is not None:
+            try:
+                return datetime.strptime(match[1].decode(), "%Y%m%dT%H%M%S").replace(tzinfo=UTC)
+            except ValueError:
+                continue
+    return None
+
+
+def _estimated_date(raw: Raw, headers: Headers, body: Body) -> tuple[datetime, str]:
+    """The best evidence of when a message without a usable Date was sent, and what it is.
+    The file's time is provisional: in an mbox, a neighbour's date replaces it."""
+    evidence = (
+        ((_envelope_date(raw.envelope) if raw.envelope else None), FROM_ENVELOPE),
+        (_received_date(headers), FROM_RECEIVED),
+        (_calendar_stamp(body), FROM_CALENDAR),
+    )
+    for found, name in evidence:
+        if found is not None:
+            return found, name
+    if raw.in_memory:
+        return datetime.now(UTC), FROM_FETCHED
+    return file_time(raw.path), FROM_FILE_TIME
+
+
 def _people(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
     return [{"name": name, "email": address} for name, address in pairs]
 
@@ -182,13 +246,10 @@ def _convert(raw: Raw, owner: str) -> ImportItem | str:
     body = message_body(raw, message, hint)
     if raw.last and truncated(message):
         return SKIP_TRUNCATED
-    sent_at = (
-        parse_date(headers.text("date"))
-        or (_envelope_date(raw.envelope) if raw.envelope else None)
-        or _received_date(headers)
-    )
+    sent_at = parse_date(headers.text("date"))
+    estimated_from = ""
     if sent_at is None:
-        return SKIP_NO_DATE
+        sent_at, estimated_from = _estimated_date(raw, headers, body)
 
     own = message_id(headers.raw("message-id"))
     synthetic = own is None
@@ -230,6 +291,8 @@ def _convert(raw: Raw, owner: str) -> ImportItem | str:
     }
     if synthetic:
         metadata["synthetic_id"] = True
+    if estimated_from:
+        metadata[DATE_ESTIMATED_FROM] = estimated_from
     important: dict[str, Any] = {}
     for name in _RAW_HEADERS:
         values = headers.texts(name)
@@ -257,6 +320,7 @@ def _convert(raw: Raw, owner: str) -> ImportItem | str:
         raw_json=raw_json,
         metadata=metadata,
         attachments=body.attachments,
+        date_estimated=bool(estimated_from),
     )
     return ImportItem(chat=chat, message=record, identities=tuple(identities.values()))
 
@@ -404,36 +468,48 @@ class MailReader:
         self, stream: ExportStream, files: list[Path], owner: str, single: bool
     ) -> Iterator[ImportItem]:
         for path in files:
-            messages = file_messages(path)
-            while True:
-                try:
-                    raw = next(messages, None)
-                except OSError as exc:
-                    if single:
-                        raise FormatError(path, "byte 0", f"cannot be read: {exc}") from exc
-                    log.warning("%s: cannot be read: %s", path, exc)
-                    stream.skipped[SKIP_UNREADABLE_FILE] += 1
-                    break
-                if raw is None:
-                    break
-                try:
-                    outcome = _convert(raw, owner)
-                except Exception as exc:  # one odd message must not stop the rest
-                    log.warning("%s, %s: unreadable: %r", path.name, raw.position, exc)
-                    outcome = SKIP_UNREADABLE
-                if isinstance(outcome, ImportItem):
-                    yield outcome
-                    continue
-                if outcome == SKIP_TRUNCATED and single and not raw.mbox:
-                    raise FormatError(
-                        path,
-                        f"byte {len(raw.data)}",
-                        "the message is cut short (a part ends without its closing boundary "
-                        "or its base64 is broken)",
-                    )
-                if outcome != SKIP_NO_DATE:
-                    log.warning("%s, %s: skipped: %s", path.name, raw.position, outcome)
-                stream.skipped[outcome] += 1
+            # An undated message's neighbours are those of its own file.
+            yield from neighbours_dated(
+                self._file_items(stream, path, owner, single), scope=_same_file
+            )
+
+    def _file_items(
+        self, stream: ExportStream, path: Path, owner: str, single: bool
+    ) -> Iterator[ImportItem]:
+        messages = file_messages(path)
+        while True:
+            try:
+                raw = next(messages, None)
+            except OSError as exc:
+                if single:
+                    raise FormatError(path, "byte 0", f"cannot be read: {exc}") from exc
+                log.warning("%s: cannot be read: %s", path, exc)
+                stream.skipped[SKIP_UNREADABLE_FILE] += 1
+                return
+            if raw is None:
+                return
+            try:
+                outcome = _convert(raw, owner)
+            except Exception as exc:  # one odd message must not stop the rest
+                log.warning("%s, %s: unreadable: %r", path.name, raw.position, exc)
+                outcome = SKIP_UNREADABLE
+            if isinstance(outcome, ImportItem):
+                yield outcome
+                continue
+            if outcome == SKIP_TRUNCATED and single and not raw.mbox:
+                raise FormatError(
+                    path,
+                    f"byte {len(raw.data)}",
+                    "the message is cut short (a part ends without its closing boundary "
+                    "or its base64 is broken)",
+                )
+            log.warning("%s, %s: skipped: %s", path.name, raw.position, outcome)
+            stream.skipped[outcome] += 1
+
+
+def _same_file(item: ImportItem) -> None:
+    """`neighbours_dated`'s scope when called for one file: all of it."""
+    return None
 
 
 READER = MailReader()

@@ -6,10 +6,12 @@ lines that (1) follow a blank line or start the file (after an optional UTF-8 BO
 with or without a date) or "From <sender> <a date with a month, a time and a year>"
 (classic), and (3) are followed by a header line. Unescaped "From " lines in bodies
 therefore stay in their message. mboxrd escapes (">From ", ">>From ") lose one ">".
-Only one message is held in memory at a time, and a message larger than `MAX_MESSAGE` not
-at all (it comes out `oversized`); `reread` reads one message again from its file, for an
-attachment too large to keep. Any single file is an mbox when it starts with a separator,
-else one message.
+Lines are read in pieces of at most 1 MiB (a bounded `readline`). Only one message is held
+in memory at a time, and one larger than `large.LARGE` (8 MiB) not at all: the rest of it is
+passed over a block at a time, and it comes out as its skeleton, its big parts left in the
+file to be read when they are stored (large.py); `reread` reads one message again from its
+file, for an attachment too large to keep. Any single file is an mbox when it starts with a
+separator, else one message.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from archive.connectors.base import FormatError, read_head
+from archive.connectors.mail.large import LARGE, PartRange, skeleton
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_CHUNK = 1 << 20  # a line longer than this is read in pieces
-MAX_MESSAGE = 256 << 20  # a bigger message is skipped, not held in memory
+MAX_MESSAGE = 256 << 20  # a bigger message from a server is skipped, not held in memory
 HEAD_BYTES = 64 << 10
 
 # -- lines and separators -------------------------------------------------------------------
@@ -118,6 +121,8 @@ class Raw:
     last: bool = False  # the last message of its file
     oversized: bool = False
     in_memory: bool = False  # from a server, not a file: attachments keep their bytes
+    # A large message's skeleton is `data`: its markers and where their bodies are (large.py).
+    parts: dict[str, PartRange] | None = None
 
     @property
     def position(self) -> str:
@@ -155,6 +160,36 @@ class _Lines:
             self._pending = self.next()
         return self._pending
 
+    def skip(self) -> int:
+        """On to the next "From " line after a blank line (where a message may end), a
+        block at a time at C speed: the rest of a large message is never read line by line
+        (its skeleton is read from the file later). The blank line's length (0 at the end)."""
+        position = self._pending[0] if self._pending is not None else self.offset
+        self._pending = None
+        blank = 0
+        while True:
+            self._handle.seek(position)
+            block = self._handle.read(_LINE_CHUNK)
+            found = -1
+            search = 0
+            while (hit := block.find(b"\nFrom ", search)) >= 0:
+                before = block.rfind(b"\n", 0, hit)
+                if before >= 0 and block[before + 1 : hit + 1] in (b"\n", b"\r\n"):
+                    found, blank = hit + 1, hit - before
+                    break
+                search = hit + 1
+            if found >= 0:
+                position += found
+                break
+            if len(block) < _LINE_CHUNK:
+                position += len(block)
+                break
+            position += len(block) - 8  # a blank line and "From " across blocks
+        self._handle.seek(position)
+        self.offset = position
+        self._at_start = True
+        return blank
+
 
 def _mbox_messages(
     path: Path, start: int = 0, first_index: int = 1, limit: int | None = None
@@ -170,6 +205,8 @@ def _mbox_messages(
         chunks: list[bytes] | None = None
         size = 0
         begin = start
+        content = start  # where the message's own lines start (after its From line)
+        trailing = 0  # bytes of the blank line last read (the mbox's, before a separator)
         envelope = ""
         index = first_index - 1
         produced = 0
@@ -182,11 +219,12 @@ def _mbox_messages(
                 following = lines.peek()
                 if following is not None and _HEADER_LINE.match(following[1]):
                     if chunks is not None:
-                        yield _mbox_raw(path, index, begin, chunks, size, envelope, last=False)
+                        span = (content, offset - trailing)
+                        yield _mbox_raw(path, index, begin, chunks, size, envelope, False, span)
                         produced += 1
                         if limit is not None and produced >= limit:
                             return
-                    chunks, size, begin = [], 0, offset
+                    chunks, size, begin, content = [], 0, offset, following[0]
                     envelope = line.decode("latin-1").rstrip("\r\n")
                     index += 1
                     previous_blank = False
@@ -199,21 +237,37 @@ def _mbox_messages(
                     )
                 previous_blank = True
                 continue
+            length = len(line)
             if line_start and _ESCAPED_FROM.match(line):
                 line = line[1:]
             size += len(line)
-            if size <= MAX_MESSAGE:
+            if size <= LARGE:
                 chunks.append(line)
+            else:  # read again, as a skeleton, once it has ended
+                chunks.clear()
+                trailing = lines.skip()
+                previous_blank = trailing > 0
+                continue
             previous_blank = blank
+            trailing = length if blank else 0
         if chunks is not None:
-            yield _mbox_raw(path, index, begin, chunks, size, envelope, last=True)
+            span = (content, lines.offset - trailing)
+            yield _mbox_raw(path, index, begin, chunks, size, envelope, True, span)
 
 
 def _mbox_raw(
-    path: Path, index: int, begin: int, chunks: list[bytes], size: int, envelope: str, last: bool
+    path: Path,
+    index: int,
+    begin: int,
+    chunks: list[bytes],
+    size: int,
+    envelope: str,
+    last: bool,
+    span: tuple[int, int],
 ) -> Raw:
-    if size > MAX_MESSAGE:
-        return Raw(path, index, begin, b"", envelope, mbox=True, last=last, oversized=True)
+    if size > LARGE:  # its lines were not kept: read again from the file, as a skeleton
+        data, parts = skeleton(path, span[0], span[1], mbox=True)
+        return Raw(path, index, begin, data, envelope, mbox=True, last=last, parts=parts)
     data = b"".join(chunks)
     # The blank line before the next separator belongs to the mbox, not to the message.
     if data.endswith(b"\r\n\r\n"):
@@ -228,8 +282,11 @@ def file_messages(path: Path) -> Iterator[Raw]:
     if starts_as_mbox(read_head(path, HEAD_BYTES)):
         yield from _mbox_messages(path)
         return
-    if path.stat().st_size > MAX_MESSAGE:
-        yield Raw(path, 1, 0, b"", last=True, oversized=True)
+    size = path.stat().st_size
+    if size > LARGE:
+        start = len(_BOM) if read_head(path, len(_BOM)) == _BOM else 0
+        data, parts = skeleton(path, start, size, mbox=False)
+        yield Raw(path, 1, 0, data, last=True, parts=parts)
         return
     yield Raw(path, 1, 0, path.read_bytes().removeprefix(_BOM), last=True)
 

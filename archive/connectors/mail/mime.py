@@ -13,7 +13,9 @@ The text is the inline text/plain parts; when there are none (or they are empty)
 text/html ones converted to text (html_text.py). Every other leaf part (attachments, non-text
 parts such as a base64 text/calendar, forwarded messages) becomes an attachment with the
 external id "part-<n>" (n counts leaf parts). Attachments larger than `_INLINE_LIMIT` are not
-kept in memory: their opener reads the message again from the file when they are stored.
+kept in memory: their opener reads the message again from the file when they are stored. A
+large message arrives as its skeleton (large.py): a part whose body is a marker is read from
+the file when stored, and a text part of that kind gives the text its first part.
 """
 
 from __future__ import annotations
@@ -39,12 +41,14 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from archive.connectors.mail.html_text import html_to_text
+from archive.connectors.mail.large import PartRange, marker_of
 from archive.connectors.mail.mbox import Raw, reread
 from archive.store.domain import AttachmentRecord
 
 log = logging.getLogger(__name__)
 
 _INLINE_LIMIT = 256 << 10  # attachments up to this size keep their bytes; bigger ones re-read
+_TEXT_HEAD = 256 << 10  # what a text part left in the file gives the text (it is attached)
 _MAX_DEPTH = 40  # nested multiparts deeper than this are not followed
 ID_LIMIT = 255
 
@@ -417,6 +421,14 @@ def message_body(raw: Raw, message: Message, hint: str | None) -> Body:
         mime_type = _content_type(part)
         name = _file_name(part, hint)
         disposition = _disposition(part)
+        kept = raw.parts.get(marker_of(part) or "") if raw.parts else None
+        if kept is not None:
+            if disposition != "attachment" and not name and mime_type == "text/plain":
+                plain.append(_decode_bytes(kept.head(_TEXT_HEAD), _charset(part)))
+            elif disposition != "attachment" and not name and mime_type == "text/html":
+                html.append(html_to_text(_decode_bytes(kept.head(_TEXT_HEAD), _charset(part))))
+            attachments.append(_left_in_file(part, kept, index, name, disposition, hint))
+            continue
         data = _payload(part)
         main = mime_type.split("/")[0]
         if disposition != "attachment" and not name:
@@ -455,6 +467,27 @@ def message_body(raw: Raw, message: Message, hint: str | None) -> Body:
     if not texts:
         texts = [t for t in html if t.strip()]
     return Body(text="\n\n".join(texts).rstrip(), attachments=tuple(attachments))
+
+
+def _left_in_file(
+    part: Message, kept: PartRange, index: int, name: str, disposition: str, hint: str | None
+) -> AttachmentRecord:
+    """A part of a large message, its bytes read from the file when stored."""
+    mime_type = _content_type(part)
+    metadata: dict[str, Any] = {"disposition": disposition or "inline", "read_from_file": True}
+    content_id = Headers(part, hint).text("content-id")
+    if content_id:
+        metadata["content_id"] = content_id.strip("<>")
+    safe = _safe_file_name(name, index, mime_type)
+    if name and safe != name:
+        metadata["file_name_given"] = name[:500]
+    return AttachmentRecord(
+        external_id=f"part-{index}",
+        file_name=safe,
+        mime_type=mime_type,
+        metadata=metadata,
+        content=kept,
+    )
 
 
 def _normalise_newlines(text: str) -> str:

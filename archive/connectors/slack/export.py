@@ -4,14 +4,19 @@ Layout: `channels.json` (public channels), `groups.json` (private channels), `dm
 `mpims.json` (group DMs), `users.json`, and one folder per conversation, named by the
 channel's name (or by its id: DMs always, slackdump exports sometimes), holding one
 `YYYY-MM-DD.json` file per day, each a JSON array of messages. A zip may wrap all of that in
-one top folder. Day files are small and read whole; conversations, then days, then messages
-are read in a fixed order so an interrupted import resumes at the same place.
+one top folder. Small files are read whole, larger ones streamed (json_files.py); zip members
+are checked before and while they inflate; conversations, then days, then messages are read
+in a fixed order so an interrupted import resumes at the same place. An export that yields no
+message at all is an error saying why, not an empty success.
 
 Quirks taken care of: `created` a string (old exports) or a number; subtypes (joins, leaves,
 bot_add and other events become service messages; bot_message, file_share, file_comment,
 thread_broadcast stay messages; tombstone marks a deleted message); threads spanning day files
 (a reply names its parent by `thread_ts`); messages with `files` and no `text`; `blocks` null;
 `<@U…>`, `<#C…|name>`, `<!here>` and `<url|label>` markup, and HTML-escaped `& < >`.
+
+How a message becomes records (its time and id from `ts`, markup as plain text, a message
+without a readable `ts` kept with an estimated time) is translation.py's.
 
 Files are metadata only: an export holds their URLs, never their bytes, and nothing is
 fetched. Zip members are read in memory, never extracted, and names with `..` are refused.
@@ -20,14 +25,14 @@ Nothing in an export says which user exported it, so every message is recorded a
 
 from __future__ import annotations
 
-import json
+import io
 import re
 import zipfile
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from archive.connectors.base import (
     ZIP_ERRORS,
@@ -44,7 +49,11 @@ from archive.connectors.base import (
     safe_member,
     safe_zip_member,
 )
-from archive.store.domain import AttachmentRecord, ChatRecord, IdentityRecord, MessageRecord
+from archive.connectors.estimates import neighbours_dated
+from archive.connectors.limits import checked_member, guarded_member
+from archive.connectors.slack.json_files import Source, load
+from archive.connectors.slack.translation import Translation, ts_datetime
+from archive.store.domain import ChatRecord, IdentityRecord
 
 # The conversation lists, in reading order, with the kind of chat each holds.
 LISTS = (
@@ -54,106 +63,8 @@ LISTS = (
     ("mpims.json", "group"),
 )
 USERS = "users.json"
-SERVICE_SUBTYPES = frozenset(
-    {
-        "channel_join",
-        "channel_leave",
-        "group_join",
-        "group_leave",
-        "bot_add",
-        "bot_remove",
-        "bot_enable",
-        "bot_disable",
-        "app_conversation_join",
-        "app_conversation_leave",
-        "channel_topic",
-        "channel_purpose",
-        "channel_name",
-        "channel_archive",
-        "channel_unarchive",
-        "group_topic",
-        "group_purpose",
-        "group_name",
-        "group_archive",
-        "group_unarchive",
-        "channel_convert_to_private",
-        "channel_convert_to_public",
-        "channel_posting_permissions",
-        "channel_canvas_updated",
-        "pinned_item",
-        "unpinned_item",
-        "reminder_add",
-        "sh_room_created",
-    }
-)
-FILE_FIELDS = (
-    "title",
-    "filetype",
-    "pretty_type",
-    "mode",
-    "is_external",
-    "external_type",
-    "url_private",
-    "url_private_download",
-    "permalink",
-    "permalink_public",
-    "created",
-)
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}\.json$")
-_TS = re.compile(r"^\s*(\d{1,12})(?:\.(\d+))?\s*$")
-_MARKUP = re.compile(r"<([^<>]*)>")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(?://)?")
-
-
-def ts_datetime(value: object) -> datetime:
-    """A Slack `ts` ("1736478514.897649", seconds since 1970 in UTC) as an aware datetime."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ValueError(f"not a Slack ts: {value!r}")
-    match = _TS.match(value if isinstance(value, str) else f"{value:.6f}")
-    if match is None:
-        raise ValueError(f"not a Slack ts: {value!r}")
-    micros = int((match.group(2) or "")[:6].ljust(6, "0"))
-    return datetime.fromtimestamp(int(match.group(1)), tz=UTC) + timedelta(microseconds=micros)
-
-
-def _unescape(text: str) -> str:
-    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-
-
-def slack_text(raw: str, users: dict[str, str], channels: dict[str, str]) -> str:
-    """Slack's message markup as plain text: `<@U1>` → `@Name`, `<#C1|general>` → `#general`,
-    `<url|label>` → `label (url)`, `<!here>` → `@here`, and `&amp; &lt; &gt;` unescaped."""
-    out: list[str] = []
-    position = 0
-    for match in _MARKUP.finditer(raw):
-        out.append(_unescape(raw[position : match.start()]))
-        out.append(_markup(match.group(1), users, channels))
-        position = match.end()
-    out.append(_unescape(raw[position:]))
-    return "".join(out)
-
-
-def _markup(body: str, users: dict[str, str], channels: dict[str, str]) -> str:
-    target, _, label = body.partition("|")
-    label = _unescape(label)
-    if target.startswith("@"):
-        return "@" + (users.get(target[1:]) or label.lstrip("@") or target[1:])
-    if target.startswith("#"):
-        return "#" + (channels.get(target[1:]) or label.lstrip("#") or target[1:])
-    if target.startswith("!"):
-        command = target[1:]
-        if command.startswith("subteam^"):
-            return label if label.startswith("@") else "@" + (label or command[8:])
-        if command.startswith("date^"):
-            return label or command
-        return label or "@" + command
-    url = _unescape(target)
-    bare = _SCHEME.sub("", url, count=1)
-    if not label:
-        return bare if url.lower().startswith("mailto:") else url
-    if label in (url, bare):
-        return label
-    return f"{label} ({url})"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _created(value: object) -> str | None:
@@ -162,18 +73,6 @@ def _created(value: object) -> str | None:
         return ts_datetime(value).isoformat() if value not in (None, "", 0, "0") else None
     except (ValueError, OverflowError, OSError):
         return None
-
-
-class _Source(Protocol):
-    label: str  # how errors name the export
-
-    def read(self, relative: str) -> bytes | None:
-        """The bytes of a file of the export, or None when absent (or refused)."""
-        ...
-
-    def days(self, folder: str) -> list[str]:
-        """The day files (relative paths, in date order) in one conversation's folder."""
-        ...
 
 
 def _plain_name(name: str) -> bool:
@@ -189,6 +88,14 @@ class _Folder:
     def read(self, relative: str) -> bytes | None:
         found = safe_member(self.root, relative)
         return found.read_bytes() if found is not None else None
+
+    def size(self, relative: str) -> int | None:
+        found = safe_member(self.root, relative)
+        return found.stat().st_size if found is not None else None
+
+    def open(self, relative: str) -> io.BufferedReader | None:
+        found = safe_member(self.root, relative)
+        return found.open("rb") if found is not None else None
 
     def days(self, folder: str) -> list[str]:
         if not _plain_name(folder):
@@ -225,6 +132,7 @@ class _Zip:
         info = safe_zip_member(self.archive, self.prefix + relative)
         if info is None:
             return None
+        checked_member(self.path, info)
         try:
             with self.archive.open(info) as member:
                 return member.read()
@@ -232,6 +140,17 @@ class _Zip:
             raise FormatError(
                 relative, f"member {info.filename} of {self.label}", f"damaged zip member: {exc}"
             ) from exc
+
+    def size(self, relative: str) -> int | None:
+        info = safe_zip_member(self.archive, self.prefix + relative)
+        return info.file_size if info is not None else None
+
+    def open(self, relative: str) -> io.BufferedReader | None:
+        info = safe_zip_member(self.archive, self.prefix + relative)
+        if info is None:
+            return None
+        checked_member(self.path, info)  # size and ratio, before anything is inflated
+        return guarded_member(self.path, info, self.archive.open(info))
 
     def days(self, folder: str) -> list[str]:
         return self._days.get(folder, []) if _plain_name(folder) else []
@@ -249,20 +168,6 @@ def _zip_prefix(names: list[str]) -> str:
         return ""
     shallowest = min(found, key=lambda name: (name.count("/"), name))
     return shallowest[: shallowest.rfind("/") + 1]
-
-
-def _load(source: _Source, relative: str, where: str = "") -> Any:
-    data = source.read(relative)
-    if data is None:
-        return None
-    try:
-        return json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise FormatError(relative, f"{where}byte {exc.start}", "not UTF-8 text") from exc
-    except json.JSONDecodeError as exc:
-        raise FormatError(
-            relative, f"{where}line {exc.lineno} column {exc.colno}", f"broken JSON: {exc.msg}"
-        ) from exc
 
 
 def _display_name(user: dict[str, Any]) -> str:
@@ -290,22 +195,21 @@ def _user_identity(user: dict[str, Any]) -> IdentityRecord | None:
 class _Workspace:
     """What the lists say: people, conversations; then the messages, day by day."""
 
-    def __init__(self, source: _Source, skipped: Counter[str]) -> None:
+    def __init__(self, source: Source, skipped: Counter[str]) -> None:
         self.source = source
         self.skipped = skipped
         self.identities: dict[str, IdentityRecord] = {}
         self.names: dict[str, str] = {}  # user id -> name shown for a mention
         self.channel_names: dict[str, str] = {}
         self.chats: list[tuple[ChatRecord, str]] = []  # (chat, folder)
+        self.translation = Translation(self.identities, self.names, self.channel_names, skipped)
         self._read_users()
         self._read_lists()
 
     def _read_users(self) -> None:
-        users = _load(self.source, USERS)
+        users = load(self.source, USERS, expected="expected a JSON array of users")
         if users is None:
             return
-        if not isinstance(users, list):
-            raise FormatError(USERS, "top level", "expected a JSON array of users")
         for user in users:
             identity = _user_identity(json_dict(user))
             if identity is not None:
@@ -315,11 +219,9 @@ class _Workspace:
     def _read_lists(self) -> None:
         entries: list[tuple[str, str, int, dict[str, Any]]] = []
         for list_name, kind in LISTS:
-            listed = _load(self.source, list_name)
+            listed = load(self.source, list_name)
             if listed is None:
                 continue
-            if not isinstance(listed, list):
-                raise FormatError(list_name, "top level", "expected a JSON array")
             for index, entry in enumerate(listed):
                 if not isinstance(entry, dict) or not json_id(entry.get("id")):
                     raise FormatError(list_name, f"item #{index + 1}", "a conversation needs an id")
@@ -372,155 +274,30 @@ class _Workspace:
         for chat, folder in self.chats:
             for relative in self.source.days(folder):
                 where = f"in folder {folder!r}, "
-                day = _load(self.source, relative, where)
+                day = load(self.source, relative, where)
                 if day is None:
                     continue
-                if not isinstance(day, list):
-                    raise FormatError(relative, f"{where}top level", "expected a JSON array")
-                for index, raw in enumerate(day):
-                    item = self._item(chat, raw, relative, f"{where}message #{index + 1}")
-                    if item is not None:
-                        yield item
+                # An undated message's neighbours are those of its own day file.
+                yield from neighbours_dated(self._day_items(chat, day, relative, where))
 
-    def _sender(self, raw: dict[str, Any]) -> IdentityRecord | None:
-        # Old file_comment messages name their author only in the comment.
-        user = json_id(raw.get("user")) or json_id(json_dict(raw.get("comment")).get("user"))
-        if user:
-            known = self.identities.get(user)
-            if known is not None:
-                return known
-            profile = json_dict(raw.get("user_profile"))
-            display = (
-                json_text(profile.get("real_name"))
-                or json_text(profile.get("display_name"))
-                or json_text(raw.get("username"))
-            )
-            return IdentityRecord(
-                external_id=user,
-                display_name=display or ("Slackbot" if user == "USLACKBOT" else ""),
-                handle=json_text(profile.get("name")),
-            )
-        bot = json_dict(raw.get("bot_profile"))
-        bot_id = json_id(raw.get("bot_id")) or json_id(bot.get("id"))
-        if bot_id:
-            name = json_text(raw.get("username")) or json_text(bot.get("name"))
-            return IdentityRecord(external_id=bot_id, display_name=name, handle=name)
-        return None
+    def _day_items(
+        self, chat: ChatRecord, day: Iterator[Any], relative: str, where: str
+    ) -> Iterator[ImportItem]:
+        date = _day_date(relative)
+        for index, raw in enumerate(day):
+            where_item = f"{where}message #{index + 1}"
+            item = self.translation.item(chat, raw, relative, where_item, date)
+            if item is not None:
+                yield item
 
-    def _item(self, chat: ChatRecord, raw: Any, relative: str, where: str) -> ImportItem | None:
-        if not isinstance(raw, dict):
-            raise FormatError(relative, where, "a message must be a JSON object")
-        if raw.get("type", "message") != "message":
-            self.skipped[f"Slack item of type {raw.get('type')!r}"] += 1
-            return None
-        subtype = json_text(raw.get("subtype"))
-        if subtype == "message_deleted":
-            self.skipped["Slack message_deleted event"] += 1
-            return None
-        outer = raw
-        if subtype == "message_changed" and isinstance(raw.get("message"), dict):
-            raw = raw["message"]
-        ts = raw.get("ts")
-        if not json_id(ts):
-            self.skipped["Slack message without ts"] += 1
-            return None
-        message_id = json_id(ts)
-        try:
-            sent_at = ts_datetime(ts)
-            edited = json_dict(raw.get("edited"))
-            edited_at = ts_datetime(edited["ts"]) if json_id(edited.get("ts")) else None
-            if outer is not raw and edited_at is None:
-                edited_at = ts_datetime(outer.get("ts"))
-        except (ValueError, OverflowError, OSError) as exc:
-            raise FormatError(relative, f"{where} (ts {message_id})", str(exc)) from exc
 
-        sender = self._sender(raw)
-        identities: dict[str, IdentityRecord] = {}
-        if sender is not None:
-            identities[sender.external_id] = sender
-        raw_text = json_text(raw.get("text"))
-        for mentioned in re.findall(r"<@([A-Z0-9]+)", raw_text):
-            if mentioned in self.identities:
-                identities.setdefault(mentioned, self.identities[mentioned])
-        if sender is not None and sender.display_name:
-            # Known from the message alone (not in users.json): mentions of them read well.
-            self.names.setdefault(sender.external_id, sender.display_name)
-        text = slack_text(raw_text, self.names, self.channel_names)
-
-        metadata: dict[str, Any] = {}
-        if subtype:
-            metadata["subtype"] = subtype
-        if raw_text and raw_text != text:
-            metadata["raw_text"] = raw_text
-        for key in ("bot_id", "username", "parent_user_id", "client_msg_id"):
-            if json_id(raw.get(key)):
-                metadata[key] = json_id(raw[key])
-        if edited.get("user"):
-            metadata["edited_by"] = json_id(edited["user"])
-        reactions = [
-            {
-                "name": json_text(r.get("name")),
-                "count": r.get("count") if isinstance(r.get("count"), int) else 1,
-                "users": [json_id(u) for u in json_list(r.get("users")) if json_id(u)],
-            }
-            for r in map(json_dict, json_list(raw.get("reactions")))
-            if json_text(r.get("name"))
-        ]
-        if reactions:
-            metadata["reactions"] = reactions
-        thread_ts = json_id(raw.get("thread_ts"))
-        reply_to = thread_ts if thread_ts and thread_ts != message_id else ""
-        if thread_ts and not reply_to and raw.get("reply_count"):
-            metadata["thread"] = {
-                "reply_count": raw.get("reply_count"),
-                "reply_users": [json_id(u) for u in json_list(raw.get("reply_users"))],
-                "latest_reply": json_id(raw.get("latest_reply")),
-            }
-        if legacy := [
-            json_dict(a) for a in json_list(raw.get("attachments")) if isinstance(a, dict)
-        ]:
-            metadata["attachments"] = [
-                {k: a[k] for k in ("fallback", "title", "title_link", "text") if a.get(k)}
-                for a in legacy
-            ]
-        if raw.get("pinned_to"):
-            metadata["pinned_to"] = [json_id(c) for c in json_list(raw.get("pinned_to"))]
-
-        deleted_at = None
-        if subtype == "tombstone" or raw.get("is_deleted"):
-            # The export does not say when; the time the message was sent is the only bound.
-            deleted_at = edited_at or sent_at
-            metadata["deleted_time_unknown"] = True
-
-        files = [f for f in json_list(raw.get("files")) if isinstance(f, dict)]
-        if isinstance(raw.get("file"), dict):  # old exports: one file, singular
-            files.append(raw["file"])
-        attachments = tuple(self._file(f, index) for index, f in enumerate(files))
-        message = MessageRecord(
-            chat_external_id=chat.external_id,
-            external_id=message_id,
-            sent_at=sent_at,
-            text=text,
-            sender_external_id=sender.external_id if sender else None,
-            kind="service" if subtype in SERVICE_SUBTYPES else "text",
-            reply_to_external_id=reply_to,
-            edited_at=edited_at,
-            deleted_at=deleted_at,
-            raw_json=json.dumps(outer, ensure_ascii=False, separators=(",", ":")),
-            metadata=metadata,
-            attachments=attachments,
-        )
-        return ImportItem(chat=chat, message=message, identities=tuple(identities.values()))
-
-    def _file(self, raw: dict[str, Any], index: int) -> AttachmentRecord:
-        size = raw.get("size")
-        return AttachmentRecord(
-            external_id=json_id(raw.get("id")) or f"#{index}",
-            file_name=json_text(raw.get("name")) or json_text(raw.get("title")),
-            mime_type=json_text(raw.get("mimetype")),
-            size=size if isinstance(size, int) and not isinstance(size, bool) else None,
-            metadata={k: raw[k] for k in FILE_FIELDS if raw.get(k) not in (None, "")},
-        )
+def _day_date(relative: str) -> datetime:
+    """The date a day file is named after (midnight UTC), the provisional time of its
+    undated messages; the Unix epoch for a name that is no date."""
+    try:
+        return datetime.strptime(PurePosixPath(relative).stem, "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError:
+        return _EPOCH
 
 
 def _head(path: Path) -> bytes:
@@ -563,14 +340,15 @@ class SlackReader:
         )
         if path.is_dir():
             workspace = _Workspace(_Folder(path), stream.skipped)
-            stream.items = workspace.items()
+            items = workspace.items()
         else:
             archive = _open_zip(path)
-            try:
-                _Workspace(_Zip(path, archive), stream.skipped)  # fails early on broken lists
+            try:  # fails early on broken lists
+                workspace = _Workspace(_Zip(path, archive), stream.skipped)
             finally:
                 archive.close()
-            stream.items = _zip_items(path, stream.skipped)
+            items = _zip_items(path, stream.skipped)
+        stream.items = _not_empty(path, items, workspace, stream.skipped)
         return stream
 
 
@@ -584,6 +362,30 @@ def _open_zip(path: Path) -> zipfile.ZipFile:
 def _zip_items(path: Path, skipped: Counter[str]) -> Iterator[ImportItem]:
     with _open_zip(path) as archive:
         yield from _Workspace(_Zip(path, archive), skipped).items()
+
+
+def _not_empty(
+    path: Path, items: Iterator[ImportItem], workspace: _Workspace, skipped: Counter[str]
+) -> Iterator[ImportItem]:
+    """`items`; none at all is an error saying why, not an import of nothing."""
+    found = 0
+    for item in items:
+        found += 1
+        yield item
+    if found:
+        return
+    lists = [name for name, _ in (*LISTS, (USERS, "")) if workspace.source.size(name) is not None]
+    if not any(name != USERS for name in lists):
+        why = "has no conversation list (channels.json, groups.json, dms.json, mpims.json)"
+    elif not workspace.chats:
+        why = "lists conversations, but none has a folder of day files (YYYY-MM-DD.json)"
+    else:
+        days = sum(len(workspace.source.days(folder)) for _, folder in workspace.chats)
+        why = f"its {days:,} day files hold no message"
+        if skipped:
+            passed = ", ".join(f"{count:,} {reason}" for reason, count in sorted(skipped.items()))
+            why += f" (passed over: {passed})"
+    raise FormatError(path, "the whole export", f"{why}: nothing to import")
 
 
 READER = SlackReader()

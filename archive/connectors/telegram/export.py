@@ -6,18 +6,22 @@ the `result.json` of a whole account (`{"personal_information", "contacts",
 holds either (media paths in the JSON are relative to that folder).
 
 Exports reach many gigabytes, so the file is never loaded: one pass of ijson events
-(with prefixes, as `ijson.parse` gives them, but with a cap on nesting) walks it; each
+(with prefixes, as `ijson.parse` gives them, over a guard that refuses nesting and values
+past their caps before the parser sees them: json_guard.py) walks it; each
 chat's `name`/`type`/`id` are picked up as they pass (Telegram writes them before
 `messages`) and each message is built on its own from its events. A short first pass reads
 only what comes before the chats (the owner, the contacts' phone numbers) so the account
 is known before any message is.
 
-Its parts: json_stream.py streams the JSON with bounded nesting, translation.py turns one
-message into records (times, text entities, service messages, media).
+Its parts: json_stream.py streams the JSON through the guard, remembering positions,
+translation.py turns one message into records (times, text entities, service messages,
+media). A string longer than WIRECAT_IMPORT_MAX_JSON_VALUE (a huge message text) reaches
+translation as its first part and a marker, the whole of it set aside (json_strings.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 from collections import Counter
 from collections.abc import Iterator
@@ -26,14 +30,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from archive.connectors.base import ExportStream, FormatError, ImportItem, ReadOptions, read_head
-from archive.connectors.telegram.json_stream import (
-    BOM,
-    JSON_ERRORS,
-    Events,
-    Tracked,
-    json_problem,
-    open_tracked,
-)
+from archive.connectors.estimates import HASH_PREFIX, neighbours_dated
+from archive.connectors.json_guard import BOM, JSON_ERRORS, Events, guarded_head, json_problem
+from archive.connectors.telegram.json_stream import Tracked, open_tracked
 from archive.connectors.telegram.translation import BadValue, Context, id_text, message_item
 from archive.store.domain import AccountRecord, ChatRecord, IdentityRecord
 
@@ -109,7 +108,8 @@ class TelegramReader:
         json_path = path / RESULT_FILE if path.is_dir() else path
         if not json_path.is_file():
             return False
-        return _looks_like_telegram(read_head(json_path, HEAD_BYTES))
+        # Cut before anything too deep or too long: only the beginning is looked at.
+        return _looks_like_telegram(guarded_head(read_head(json_path, HEAD_BYTES), json_path))
 
     # opening ------------------------------------------------------------------------------
 
@@ -131,7 +131,8 @@ class TelegramReader:
         return ExportStream(
             format=self.format,
             account=account,
-            items=_items(context, containers),
+            # An undated message takes its neighbours' time (estimates.py).
+            items=neighbours_dated(_items(context, containers)),
             total=None,
             skipped=skipped,
         )
@@ -177,7 +178,7 @@ def _scan_head(json_path: Path) -> _Head:
     personal: dict[str, Any] | None = None
     phones: dict[str, str] = {}
     with handle:
-        events = Events(tracked)
+        events = Events(tracked, guard=tracked.guard)
         try:
             first = next(events, None)
             if first is None:
@@ -249,7 +250,7 @@ def _items(context: Context, containers: dict[str, bool]) -> Iterator[ImportItem
     chat: _Chat | None = None
     seen: Counter[str] = Counter()
     with handle:
-        events = Events(tracked)
+        events = Events(tracked, guard=tracked.guard)
         try:
             for prefix, event, value in events:
                 if event == "start_map" and prefix in containers:
@@ -325,11 +326,12 @@ def _chat_record(context: Context, chat: _Chat) -> ChatRecord:
         # file may not. Look further into this chat's object without keeping messages.
         chat.fields = {**_chat_fields_later(context.json_path, chat), **chat.fields}
     chat_id = id_text(chat.fields.get("id"))
-    if chat_id is None:
-        raise FormatError(context.json_path, chat.label(), "the chat has no `id`")
     chat_type = str(chat.fields.get("type") or "")
     name = chat.fields.get("name")
     title = name.strip() if isinstance(name, str) else ""
+    if chat_id is None:  # kept: an id from what the chat says, the same in every import
+        named = f"{chat_type}\x00{title}\x00{chat.container}".encode("utf-8", "surrogatepass")
+        chat_id = HASH_PREFIX + hashlib.sha256(named).hexdigest()[:32]
     if not title and chat_type == "saved_messages":
         title = "Saved Messages"
     metadata: dict[str, Any] = {"telegram_type": chat_type}
@@ -353,7 +355,7 @@ def _chat_fields_later(json_path: Path, chat: _Chat) -> dict[str, Any]:
     handle, tracked = open_tracked(json_path)
     with handle:
         try:
-            for prefix, event, value in Events(tracked):
+            for prefix, event, value in Events(tracked, guard=tracked.guard):
                 if prefix == chat.container and event == "start_map":
                     index += 1
                     inside = index == chat.index

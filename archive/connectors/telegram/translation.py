@@ -2,7 +2,10 @@
 
 Times: `*_unixtime` is UTC and wins; a local `date` without a zone is read as UTC and
 flagged, and an `edited` local time is corrected by the offset `date` and `date_unixtime`
-give. Text: `text_entities` (else `text`) flattened, the entities kept when they carry
+give. A message with neither readable is kept, its time estimated (the message before it
+in its chat, the one after it, else the file's time: estimates.py); an unreadable `edited`
+is left out. A message without an `id` gets a content hash (estimates.ContentIds).
+Text: `text_entities` (else `text`) flattened, the entities kept when they carry
 formatting. Service messages become a readable sentence, their details kept in metadata.
 Media: paths relative to the export folder, never outside it; media Telegram left out of
 the export are kept as metadata.
@@ -19,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from archive.connectors.base import ImportItem, file_opener, safe_member
+from archive.connectors.estimates import FROM_FILE_TIME, ContentIds, estimate_note, file_time
 from archive.store.domain import AttachmentRecord, ChatRecord, IdentityRecord, MessageRecord
 
 MAX_SENDER_RECORDS = 50_000  # senders whose record is reused, a bounded cache
@@ -98,15 +102,18 @@ class BadValue(ValueError):
 
 def _time(message: dict[str, Any], unix_key: str, local_key: str) -> tuple[datetime | None, bool]:
     """(time, zone unknown). `*_unixtime` is UTC and wins; the other is local time without
-    a zone, which is read as UTC and flagged."""
+    a zone, which is read as UTC and flagged. (None, False) when neither can be read."""
     unix = message.get(unix_key)
     if unix is not None and unix != "":
         try:
             seconds = unix if isinstance(unix, int) else int(float(str(unix).strip()))
             return datetime.fromtimestamp(seconds, tz=UTC), False
-        except (TypeError, ValueError, OverflowError, OSError) as exc:
-            raise BadValue(f"{unix_key} {unix!r} is not a Unix time") from exc
-    return _local_time(message.get(local_key), local_key)
+        except (TypeError, ValueError, OverflowError, OSError):
+            pass  # unreadable: the local time may still say
+    try:
+        return _local_time(message.get(local_key), local_key)
+    except BadValue:
+        return None, False
 
 
 def _local_time(local: Any, local_key: str) -> tuple[datetime | None, bool]:
@@ -308,16 +315,22 @@ class Context:
     # One record per sender as last seen: a chunk sent from the reader's process then
     # pickles each sender once, not once per message.
     senders: dict[tuple[str, str], tuple[IdentityRecord, ...]] = field(default_factory=dict)
+    # Ids for messages without one, and the provisional time of those without a date.
+    content_ids: ContentIds = field(default_factory=ContentIds)
+    _file_time: datetime | None = None
+
+    def file_time(self) -> datetime:
+        if self._file_time is None:
+            self._file_time = file_time(self.json_path)
+        return self._file_time
 
 
 def message_item(context: Context, chat: ChatRecord, raw: dict[str, Any]) -> ImportItem:
     """The message `raw` (a JSON object) of `chat`. Raises BadValue for an unreadable field."""
-    external_id = id_text(raw.get("id"))
-    if external_id is None:
-        raise BadValue("the message has no `id`")
     sent_at, zone_unknown = _time(raw, "date_unixtime", "date")
+    estimated = sent_at is None
     if sent_at is None:
-        raise BadValue("the message has neither `date_unixtime` nor `date`")
+        sent_at = context.file_time()  # provisional: a neighbour's time replaces it
     edited_at, edited_naive = _time(raw, "edited_unixtime", "edited")
     edited_zone_unknown = False
     if edited_at is not None and edited_naive and not zone_unknown:
@@ -359,6 +372,13 @@ def message_item(context: Context, chat: ChatRecord, raw: dict[str, Any]) -> Imp
         metadata["time_zone_unknown"] = True
     elif edited_zone_unknown:
         metadata["edited_time_zone_unknown"] = True
+    if estimated:
+        estimate_note(metadata, FROM_FILE_TIME)
+    external_id = id_text(raw.get("id"))
+    if external_id is None:
+        when = str(raw.get("date_unixtime") or raw.get("date") or "") if estimated else sent_at
+        external_id = context.content_ids(chat.external_id, sender_id, when, text)
+        metadata["id_missing"] = True
 
     reply_to = id_text(raw.get("reply_to_message_id")) or ""
     peer = raw.get("reply_to_peer_id")
@@ -392,6 +412,7 @@ def message_item(context: Context, chat: ChatRecord, raw: dict[str, Any]) -> Imp
         raw_json=json.dumps(raw, ensure_ascii=False),
         metadata=metadata,
         attachments=_attachments(context, raw),
+        date_estimated=estimated,
     )
     return ImportItem(chat=chat, message=message, identities=identities)
 

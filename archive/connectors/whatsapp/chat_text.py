@@ -3,8 +3,11 @@
 The chat text is a `.txt` alone, a member of the `.zip` that carries it with the media
 (`_chat.txt` from iOS, `WhatsApp Chat with X.txt` from Android), or a file of the folder such
 a zip was unpacked into. A zip or folder holding several chat texts (and no `_chat.txt`) is
-refused, naming them, rather than one imported silently. Lines are decoded strictly as
-UTF-8; a zip member that turns out corrupt while an attachment is stored raises OSError.
+refused, naming them, rather than one imported silently. Lines are read with a bounded
+`readline` (a line longer than WIRECAT_IMPORT_MAX_LINE is refused, naming it) and decoded
+strictly as UTF-8; zip members are checked before and while they inflate (their size, their
+compression ratio: archive/connectors/limits.py); a zip member that turns out corrupt while
+an attachment is stored raises OSError.
 """
 
 from __future__ import annotations
@@ -18,11 +21,15 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any, BinaryIO, cast
 
 from archive.connectors.base import (
+    LINE_SETTING,
     ZIP_ERRORS,
     FormatError,
+    import_limits,
+    line_too_long,
     read_head,
     safe_member,
     safe_zip_member,
+    size_text,
     zip_opener,
 )
 from archive.connectors.whatsapp.grammar import looks_like_chat
@@ -137,10 +144,15 @@ def locate(path: Path) -> Source | None:
 
 def read_lines(source: Source) -> Iterator[tuple[int, str]]:
     """(line number, text) of the chat text, decoded strictly, without line ends."""
+    limit = import_limits().line_bytes
     number = 0
     try:
         with source.open_text() as handle:
-            for number, raw in enumerate(handle, start=1):
+            while raw := handle.readline(limit + 1):
+                number += 1
+                if line_too_long(raw, limit):
+                    problem = f"the line is longer than {size_text(limit)} ({LINE_SETTING})"
+                    raise source.error(number, problem)
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:

@@ -24,6 +24,7 @@ Decisions the format forces (the export holds no ids and no time zone)
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import zipfile
@@ -32,7 +33,17 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 
-from archive.connectors.base import ZIP_ERRORS, ExportStream, FormatError, ImportItem, ReadOptions
+from archive.connectors.base import (
+    ZIP_ERRORS,
+    ExportStream,
+    FormatError,
+    ImportItem,
+    LongText,
+    ReadOptions,
+    import_limits,
+)
+from archive.connectors.estimates import neighbours_dated
+from archive.connectors.kept_whole import with_whole_text
 from archive.connectors.whatsapp.chat_text import SeveralChats, Source, locate, read_lines
 from archive.connectors.whatsapp.grammar import (
     Head,
@@ -41,7 +52,6 @@ from archive.connectors.whatsapp.grammar import (
     identity_key,
     parse_line,
     strip_marks,
-    timestamp,
 )
 from archive.connectors.whatsapp.translation import Context, message_item
 from archive.store.domain import AccountRecord, ChatRecord, IdentityRecord
@@ -95,25 +105,47 @@ def _chat_id(title: str) -> str:
 def _messages(ctx: Context) -> Iterator[ImportItem]:
     archive = zipfile.ZipFile(ctx.source.given) if ctx.source.member is not None else None
     ctx.archive = archive
+    limit = import_limits().text_chars
     try:
         pending: tuple[Head, int] | None = None
         lines: list[str] = []
+        held = 0  # characters in `lines`
+        # A message longer than the text cap: all of it goes to a spill file as it is
+        # read, the first part stays its text (archive/connectors/limits.py).
+        whole: LongText | None = None
         for number, line in read_lines(ctx.source):
             head = parse_line(line)
             if head is None:
                 if pending is not None:  # the first line always has a timestamp
-                    lines.append(strip_marks(line))
+                    piece = strip_marks(line)
+                    if whole is None and held + len(piece) > limit:
+                        whole = LongText(limit)
+                        whole.add("\n".join(lines))
+                    if whole is not None:
+                        whole.add("\n" + piece)
+                    else:
+                        lines.append(piece)
+                        held += len(piece) + 1
                 continue
             if pending is not None:
-                yield message_item(ctx, pending[0], pending[1], lines)
+                yield _item(ctx, pending, lines, whole)
             pending = (head, number)
-            lines = [head.text]
+            lines, held, whole = [head.text], len(head.text), None
         if pending is not None:
-            yield message_item(ctx, pending[0], pending[1], lines)
+            yield _item(ctx, pending, lines, whole)
     finally:
         ctx.archive = None
         if archive is not None:
             archive.close()
+
+
+def _item(
+    ctx: Context, pending: tuple[Head, int], lines: list[str], whole: LongText | None
+) -> ImportItem:
+    if whole is None:
+        return message_item(ctx, pending[0], pending[1], lines)
+    item = message_item(ctx, pending[0], pending[1], [whole.text()])
+    return dataclasses.replace(item, message=with_whole_text(item.message, whole))
 
 
 # ---------------------------------------------------------------------------------------
@@ -148,14 +180,10 @@ class WhatsAppReader:
             raise FormatError(path, "line 1", "not a WhatsApp chat export (no timestamp)")
 
         survey = Survey()
-        for number, line in read_lines(source):
+        for _number, line in read_lines(source):
             head = parse_line(line)
             if head is not None:
-                try:
-                    timestamp(head, day_first=True)
-                except ValueError as exc:
-                    raise source.error(number, f"impossible date ({exc})") from None
-                survey.add(head)
+                survey.add(head)  # an impossible date is kept, estimated (translation.py)
 
         title = _chat_title(source, survey)
         group = len(survey.authors) > 2 or survey.group_lines
@@ -201,7 +229,7 @@ class WhatsAppReader:
         return ExportStream(
             format=self.format,
             account=account,
-            items=_messages(ctx),
+            items=neighbours_dated(_messages(ctx)),
             total=survey.messages,
             skipped=skipped,
         )

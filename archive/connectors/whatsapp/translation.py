@@ -11,6 +11,9 @@
   marks removed) and also fill `phone`. System lines have no sender.
 - Times are local times of the exporting phone, without a zone. They are stored as if
   they were UTC, and every message says so with `metadata["time_zone_unknown"] = True`.
+  A date that cannot be (`30/02/21`) does not cost the message: it is kept with the time of
+  the message before it (else after it, else the chat text's file time), marked estimated
+  (archive/connectors/estimates.py), and its id keeps the date as written.
 - `<Media omitted>` (any case, a few locales) and iOS's `image omitted` become an
   attachment row without bytes (`metadata["omitted"] = True`) and no text.
 - `<attached: NAME>` (iOS) and `NAME (file attached)` (Android) take the bytes from the zip
@@ -41,6 +44,7 @@ from archive.connectors.base import (
     safe_zip_member,
     zip_opener,
 )
+from archive.connectors.estimates import FROM_FILE_TIME, estimate_note, file_time, member_time
 from archive.connectors.whatsapp.chat_text import Source, guarded, unsafe_name
 from archive.connectors.whatsapp.grammar import (
     ATTACHED,
@@ -67,7 +71,18 @@ class Context:
     owner_key: str | None
     skipped: Counter[str]
     archive: zipfile.ZipFile | None = None
-    ordinals: Counter[tuple[datetime, str]] = field(default_factory=Counter)
+    ordinals: Counter[tuple[datetime | str, str]] = field(default_factory=Counter)
+    _file_time: datetime | None = None
+
+    def file_time(self) -> datetime:
+        """The chat text's own time: an impossible date's provisional one."""
+        if self._file_time is None:
+            source = self.source
+            if self.archive is not None and source.member is not None:
+                self._file_time = member_time(self.archive.getinfo(source.member))
+            else:
+                self._file_time = file_time(source.text_file or source.given)
+        return self._file_time
 
 
 def _media(ctx: Context, name: str) -> AttachmentRecord:
@@ -129,12 +144,18 @@ def _content(ctx: Context, head: Head, text: str) -> tuple[str, tuple[Attachment
 
 def message_item(ctx: Context, head: Head, number: int, lines: list[str]) -> ImportItem:
     """The message whose first line (line `number`) is `head`, its text `lines`."""
-    try:
-        sent_at = timestamp(head, ctx.day_first)
-    except ValueError as exc:  # the first pass already refused these
-        raise ctx.source.error(number, f"impossible date ({exc})") from None
-    text = "\n".join(lines).rstrip()
     metadata: dict[str, Any] = {"time_zone_unknown": True}
+    stamp: datetime | str
+    try:
+        sent_at = stamp = timestamp(head, ctx.day_first)
+        estimated = False
+    except ValueError:  # a date that cannot be: kept, its time estimated
+        sent_at, estimated = ctx.file_time(), True
+        day = f"{head.a}{head.sep}{head.b}{head.sep}{head.c}"
+        metadata["impossible_date"] = f"{day} {head.hour:02}:{head.minute:02}:{head.second:02}"
+        stamp = f"{day}T{head.hour:02}{head.minute:02}{head.second:02}"  # its id's part
+        estimate_note(metadata, FROM_FILE_TIME)
+    text = "\n".join(lines).rstrip()
     if head.service:
         sender_key = ""
         identities: tuple[IdentityRecord, ...] = ()
@@ -155,12 +176,13 @@ def message_item(ctx: Context, head: Head, number: int, lines: list[str]) -> Imp
             text = text[: edited.start()]
             metadata["edited"] = True
         text, attachments, deleted = _content(ctx, head, text)
-    ordinal = ctx.ordinals[(sent_at, sender_key)]
-    ctx.ordinals[(sent_at, sender_key)] += 1
+    ordinal = ctx.ordinals[(stamp, sender_key)]
+    ctx.ordinals[(stamp, sender_key)] += 1
     digest = hashlib.sha256(sender_key.encode()).hexdigest()[:12] if sender_key else "system"
+    written = stamp if isinstance(stamp, str) else f"{stamp:%Y%m%dT%H%M%S}"
     message = MessageRecord(
         chat_external_id=ctx.chat.external_id,
-        external_id=f"{sent_at:%Y%m%dT%H%M%S}-{digest}-{ordinal}",
+        external_id=f"{written}-{digest}-{ordinal}",
         sent_at=sent_at,
         text=text,
         sender_external_id=sender_key or None,
@@ -169,5 +191,6 @@ def message_item(ctx: Context, head: Head, number: int, lines: list[str]) -> Imp
         deleted_at=sent_at if deleted else None,
         metadata=metadata,
         attachments=attachments,
+        date_estimated=estimated,
     )
     return ImportItem(chat=ctx.chat, message=message, identities=identities)

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from archive.gateway.models import Agent, AgentChatRead, AgentRead
 from archive.store.ids import new_public_id
-from archive.store.models import Chat, Message
+from archive.store.models import Account, Chat, Message
 from wirecat.errors import Conflict, Invalid, NotFound, RateLimited
 
 SCOPES = {
@@ -118,6 +118,35 @@ def agent_update(*, public_id: str, scopes: Sequence[str]) -> Agent:
     return agent
 
 
+def _ids(values: Sequence[int | str], what: str) -> list[int]:
+    ids = []
+    for value in values:
+        text = str(value).strip()
+        if not text.isdigit() or len(text) > 18:
+            raise Invalid(f"{what}: not an id: {text[:40]!r}")
+        ids.append(int(text))
+    return sorted(set(ids))
+
+
+@transaction.atomic
+def agent_limit(
+    *, public_id: str, account_ids: Sequence[int | str] = (), chat_ids: Sequence[int | str] = ()
+) -> Agent:
+    """Limit the agent to these accounts' chats and these chats (none of either: every
+    chat). What it reads, marks read, sees in the feed and sends to stays within them."""
+    agent = _agent(public_id)
+    accounts, chats = _ids(account_ids, "accounts"), _ids(chat_ids, "chats")
+    known = set(Account.objects.filter(pk__in=accounts).values_list("pk", flat=True))
+    if missing := [i for i in accounts if i not in known]:
+        raise Invalid(f"accounts: no account {missing[0]}")
+    known = set(Chat.objects.filter(pk__in=chats).values_list("pk", flat=True))
+    if missing := [i for i in chats if i not in known]:
+        raise Invalid(f"chats: no chat {missing[0]}")
+    agent.limit_accounts.set(accounts)
+    agent.limit_chats.set(chats)
+    return agent
+
+
 def agent_authenticate(token: str) -> Agent | None:
     """The agent a token belongs to, or None (unknown, wrong or revoked)."""
     if not token.startswith(_PREFIX) or len(token) > 200:
@@ -186,11 +215,14 @@ def mark_read(
     given = sum([bool(ids), up_to is not None, chat_id is not None])
     if given != 1:
         raise Invalid("mark_read: give exactly one of ids, up_to, chat_id")
+    from archive.gateway.selectors import agent_chat_scope, agent_scope
+
+    visible = Message.objects.filter(agent_scope(agent))  # outside its limits: not found
     marked = 0
     if ids:
         if len(ids) > MARK_MAX:
             raise Invalid(f"ids: at most {MARK_MAX:,} at once")
-        found = dict(Message.objects.filter(public_id__in=list(ids)).values_list("public_id", "id"))
+        found = dict(visible.filter(public_id__in=list(ids)).values_list("public_id", "id"))
         missing = [i for i in ids if i not in found]
         if missing:
             raise NotFound(f"ids: no message {missing[0][:40]!r}")
@@ -207,7 +239,7 @@ def mark_read(
             )
             marked = cursor.rowcount
     elif up_to is not None:
-        target = Message.objects.filter(public_id=up_to).values_list("id", flat=True).first()
+        target = visible.filter(public_id=up_to).values_list("id", flat=True).first()
         if target is None:
             raise NotFound(f"up_to: no message {up_to[:40]!r}")
         if target > agent.read_through:
@@ -215,7 +247,7 @@ def mark_read(
             Agent.objects.filter(pk=agent.pk).update(read_through=target)
             AgentRead.objects.filter(agent=agent, message_id__lte=target).delete()
     elif chat_id is not None:
-        chat = Chat.objects.filter(pk=chat_id).first()
+        chat = Chat.objects.filter(agent_chat_scope(agent), pk=chat_id).first()
         if chat is None:
             raise NotFound(f"chat_id: no chat {chat_id}")
         top = Message.objects.filter(chat=chat).aggregate(top=Max("id"))["top"] or 0

@@ -1,7 +1,8 @@
 """Sends: an agent (or the owner) asks to send a message; the guard decides; allowed sends
 are written as outbound messages and handed to the account's connector after commit.
 
-The guard, in order, each refusal naming its rule: the global read-only lock, the account's
+The guard, in order, each refusal naming its rule: the agent's limits (accounts and
+chats), the global read-only lock, the account's
 permission (deny | read-only | ask | allow), the account's recipient allow-list, the hourly
 limit of the account, the hourly limit of the agent. "ask" waits for the owner. Every
 attempt is a journal row (SendAttempt) — never the text, which lives only in the outbound
@@ -17,6 +18,7 @@ from django.utils import timezone
 
 from archive.connectors.sending import OutboundMessage, SendError, sender_for
 from archive.gateway.models import Agent, GatewaySettings, SendAttempt, SendOutcome
+from archive.gateway.selectors import agent_sees_chat
 from archive.store import changes
 from archive.store.effects import on_commit_effect
 from archive.store.ids import new_public_id
@@ -61,6 +63,8 @@ def gateway_settings() -> GatewaySettings:
 def _guard(agent: Agent | None, account: Account, chat: Chat) -> tuple[str, str] | None:
     """(rule, why) of the first rule that refuses, or None."""
     who = f"account {account.name or account.external_id!r}"
+    if agent is not None and not agent_sees_chat(agent, chat):
+        return "agent-limits", f"chat {chat.pk} is outside the limits of agent {agent.name!r}"
     if gateway_settings().read_only:
         return "read-only-lock", "sending is locked: the owner's read-only switch is on"
     if account.send_permission == SendPermission.DENY:

@@ -8,8 +8,12 @@ them by) is `archive.store.changes`. The `webhooks_deliver` job POSTs what is du
     WireCat-Signature: v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>
 
 and retries failures with exponential backoff and jitter for about a day, then marks them
-dead. URLs must be http(s); loopback, private, link-local and metadata addresses are refused
-unless the owner allows private addresses (checked when saved and before every attempt).
+dead. Each attempt has one deadline (`WIRECAT_WEBHOOK_TIMEOUT_SECONDS`, connecting, sending
+and reading together) and reads at most `ANSWER_MAX` bytes of the answer: an answer that
+is longer, or not complete in time, is a failure. The job runs on its own queue
+(`webhooks`), so a slow receiver holds up no send. URLs must be http(s); loopback, private,
+link-local and metadata addresses are refused unless the owner allows private addresses
+(checked when saved and before every attempt).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
@@ -38,6 +43,7 @@ from archive.gateway.models import (
     WebhookDelivery,
     WebhookEndpoint,
 )
+from archive.gateway.services.deadline import DeadlineClient, deadline_client
 from archive.gateway.services.sends import gateway_settings
 from archive.store.changes import ChangeKind
 from archive.store.models import Change, Message
@@ -48,7 +54,7 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 20  # 30 s doubling to 2 h, then every 2 h: about a day in all
 FIRST_DELAY = 30.0
 LONGEST_DELAY = 2 * 60 * 60.0
-TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+ANSWER_MAX = 4 * 1024  # bytes of an answer read at most; a longer one is a failure
 _METADATA = {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
 
 
@@ -189,15 +195,39 @@ def _backoff(attempts: int) -> timedelta:
     return timedelta(seconds=delay * random.uniform(0.8, 1.2))  # noqa: S311 - jitter
 
 
-def _attempt(delivery: WebhookDelivery, client: httpx.Client) -> None:
+def _deadline() -> float:
+    return float(settings.WEBHOOK_TIMEOUT_SECONDS)
+
+
+def _answer(response: httpx.Response) -> tuple[bytes, str]:
+    """At most ANSWER_MAX bytes of the answer (raw: never decompressed), and the error when
+    it is longer."""
+    too_long = (
+        f"answered {response.status_code} with more than {ANSWER_MAX // 1024} KB: stopped reading"
+    )
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > ANSWER_MAX:
+        return b"", too_long
+    read = bytearray()
+    for chunk in response.iter_raw():
+        read += chunk
+        if len(read) > ANSWER_MAX:
+            return bytes(read[:ANSWER_MAX]), too_long
+    return bytes(read), ""
+
+
+def _attempt(delivery: WebhookDelivery, client: DeadlineClient) -> None:
     endpoint = delivery.endpoint
     status, error, answer = None, "", ""
+    seconds = _deadline()
+    client.start(seconds)  # one deadline: connecting, sending and reading the answer
     try:
         pinned, host = url_target(endpoint.url)
         body = json.dumps(payload(delivery), separators=(",", ":")).encode()
         stamp = int(time.time())
         port = urlsplit(endpoint.url).port
-        response = client.post(
+        with client.stream(
+            "POST",
             pinned,
             content=body,
             # TLS still checks the certificate against the name (SNI), not the address.
@@ -205,18 +235,25 @@ def _attempt(delivery: WebhookDelivery, client: httpx.Client) -> None:
             headers={
                 "Host": host if port is None else f"{host}:{port}",
                 "Content-Type": "application/json",
+                "Accept-Encoding": "identity",
                 "User-Agent": "WireCat-Webhooks/1",
                 "WireCat-Event": delivery.event,
                 "WireCat-Delivery": str(delivery.pk),
                 "WireCat-Timestamp": str(stamp),
                 "WireCat-Signature": sign(endpoint.secret, stamp, body),
             },
-        )
-        status, answer = response.status_code, response.text[:500]
-        if not 200 <= status < 300:
+        ) as response:
+            status = response.status_code
+            raw, error = _answer(response)
+        answer = raw.decode("utf-8", errors="replace")[:500]
+        if not error and not 200 <= status < 300:
             error = f"answered {status}"
     except Invalid as exc:
         error = str(exc)
+    except httpx.TimeoutException:
+        error = (
+            f"no complete answer within {seconds:g} s (WIRECAT_WEBHOOK_TIMEOUT_SECONDS): gave up"
+        )
     except httpx.HTTPError as exc:
         error = f"{type(exc).__name__}: could not deliver"
     now = timezone.now()
@@ -245,7 +282,7 @@ def deliver_due(*, limit: int = 100, now: datetime | None = None) -> int:
     )
     if not due:
         return 0
-    with httpx.Client(timeout=TIMEOUT, follow_redirects=False) as client:
+    with deadline_client(_deadline()) as client:
         for delivery in due:
             _attempt(delivery, client)
     return len(due)

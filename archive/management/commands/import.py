@@ -82,6 +82,11 @@ class Command(BaseCommand):
             f"  added {job.added:,}, updated {job.updated:,}, unchanged {job.unchanged:,}, "
             f"deleted {job.tombstoned:,}; {job.chats.count():,} chats"
         )
+        if job.estimated:
+            self.stdout.write(
+                f"  dates estimated {job.estimated:,}: kept, the export gave no usable date"
+                " (find them with is:estimated)"
+            )
         for reason, count in sorted(job.skipped.items()):
             self.stdout.write(f"  skipped {count:,}: {reason}")
         for error in job.errors:

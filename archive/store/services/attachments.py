@@ -3,14 +3,23 @@
 Provider file names and claimed MIME types are untrusted: a download is always served as
 `application/octet-stream` with `Content-Disposition: attachment`, and a thumbnail is made
 anew by Pillow from a decoded raster image (never the stored bytes, never SVG), so nothing
-an export holds is ever rendered by the browser as a page."""
+an export holds is ever rendered by the browser as a page.
+
+Decoding untrusted bytes is the worker's job, not a web request's: the first request for a
+thumbnail asks for it (an effect the store's jobs turn into a job on the `index` queue) and
+is answered "not ready yet"; the job opens only the raster formats drawn here (Pillow tries
+no other decoder), refuses an image of more than MAX_PIXELS (Pillow's decompression-bomb
+warning is an error), and keeps the PNG, or a note that there is none to make."""
 
 from __future__ import annotations
 
 import io
+import logging
 import os
 import tempfile
+import time
 import unicodedata
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -19,13 +28,30 @@ from django.conf import settings
 from PIL import Image, UnidentifiedImageError
 
 from archive.store.blobs import blob_open
+from archive.store.effects import on_commit_effect
 from archive.store.models import Attachment
 from wirecat.errors import Invalid, NotFound
+
+log = logging.getLogger(__name__)
 
 THUMB_SIDE = 320
 # Refuse to decode images larger than this many pixels (a "decompression bomb").
 MAX_PIXELS = 40_000_000
-RASTER = {"JPEG", "PNG", "GIF", "WEBP", "BMP", "TIFF"}
+Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+# The only decoders Pillow may use on an attachment: what messengers send as pictures.
+# (No TIFF: libtiff's many codecs are the largest decoder surface for little use here.)
+RASTER = ("JPEG", "PNG", "GIF", "WEBP", "BMP")
+# A thumbnail asked for and not made after this long is asked for again (a lost job).
+QUEUED_STALE_SECONDS = 600
+# The effect a first request for a thumbnail asks for (archive/store/jobs.py runs it).
+THUMBNAIL_WANTED = "store.thumbnail_wanted"
+
+
+@dataclass(frozen=True)
+class Thumbnail:
+    """A thumbnail's PNG, or `path=None` while the worker makes it."""
+
+    path: Path | None
 
 
 @dataclass(frozen=True)
@@ -81,31 +107,101 @@ def _thumb_path(sha256: str) -> Path:
     return Path(settings.STATE_DIR) / "thumbs" / sha256[:2] / f"{sha256}-{THUMB_SIDE}.png"
 
 
-def attachment_thumbnail(*, public_id: str) -> Path:
-    """A PNG of at most THUMB_SIDE pixels a side, made once per blob and kept in the state
-    folder. NotFound for anything that is not a decodable raster image."""
+def _mark(sha256: str, kind: str) -> Path:
+    """`queued` (a job was asked for) or `none` (the bytes are no image to draw)."""
+    return _thumb_path(sha256).with_suffix(f".{kind}")
+
+
+def _drawable(attachment: Attachment) -> bool:
+    mime = (attachment.mime_type or "").lower()
+    return bool(attachment.path and attachment.sha256) and (
+        mime.startswith("image/") and not mime.startswith("image/svg")
+    )
+
+
+def _ask_once(mark: Path) -> bool:
+    """True when this request is the one to ask for the job (none asked lately)."""
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        try:
+            age = time.time() - mark.stat().st_mtime
+        except FileNotFoundError:
+            return False  # the job just ended
+        if age < QUEUED_STALE_SECONDS:
+            return False
+        os.utime(mark)
+    return True
+
+
+def attachment_thumbnail(*, public_id: str) -> Thumbnail:
+    """The thumbnail of an image attachment: its PNG when the worker has made it, else
+    `Thumbnail(None)` after asking for it. NotFound for anything that is no stored image."""
     attachment = attachment_get(public_id=public_id)
-    if not attachment.path or not attachment.sha256:
+    if not _drawable(attachment):
         raise NotFound("no stored image to show")
     target = _thumb_path(attachment.sha256)
     if target.is_file():
-        return target
-    with _blob(attachment.path) as stream:
-        data = stream.read(64 << 20)
-    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+        return Thumbnail(target)
+    if _mark(attachment.sha256, "none").exists():
+        raise NotFound("not an image a thumbnail can be made of")
+    if _ask_once(_mark(attachment.sha256, "queued")):
+        on_commit_effect(THUMBNAIL_WANTED, public_id=attachment.public_id)
+    return Thumbnail(None)
+
+
+class NotDrawable(Exception):
+    pass
+
+
+def _draw(data: bytes) -> bytes:
+    """A PNG of at most THUMB_SIDE pixels a side, drawn from the decoded pixels of `data`.
+    NotDrawable for anything but a raster image of RASTER's formats within MAX_PIXELS."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            with Image.open(io.BytesIO(data), formats=RASTER) as image:
+                if image.format not in RASTER or image.width * image.height > MAX_PIXELS:
+                    raise NotDrawable(f"{image.format} {image.width}x{image.height}")
+                image.thumbnail((THUMB_SIDE, THUMB_SIDE))
+                converted = image.convert("RGBA" if "A" in image.getbands() else "RGB")
+                out = io.BytesIO()
+                converted.save(out, format="PNG", optimize=True)
+        except NotDrawable:
+            raise
+        except (UnidentifiedImageError, Image.DecompressionBombError) as exc:
+            raise NotDrawable(str(exc)) from exc
+        except Exception as exc:  # untrusted bytes: decoders fail in many ways
+            raise NotDrawable(f"{type(exc).__name__}: {exc}") from exc
+    return out.getvalue()
+
+
+def thumbnail_make(*, public_id: str) -> Path | None:
+    """Make and keep an attachment's thumbnail (the worker's job); None, and a note that
+    spares asking again, when its bytes are no image to draw."""
+    attachment = attachment_get(public_id=public_id)
+    if not attachment.path or not _drawable(attachment):
+        raise NotFound("no stored image to show")
+    target = _thumb_path(attachment.sha256)
+    queued = _mark(attachment.sha256, "queued")
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            if image.format not in RASTER:
-                raise NotFound("not an image a thumbnail can be made of")
-            image.thumbnail((THUMB_SIDE, THUMB_SIDE))
-            converted = image.convert("RGBA" if "A" in image.getbands() else "RGB")
-            out = io.BytesIO()
-            converted.save(out, format="PNG", optimize=True)
-    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError) as exc:
-        raise NotFound("not an image a thumbnail can be made of") from exc
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".thumb-", dir=target.parent)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(out.getvalue())
-    os.replace(tmp, target)
-    return target
+        if target.is_file():
+            return target
+        with _blob(attachment.path) as stream:
+            data = stream.read(64 << 20)
+        try:
+            png = _draw(data)
+        except NotDrawable as exc:
+            log.info("no thumbnail for %s: %s", attachment.public_id, exc)
+            _mark(attachment.sha256, "none").parent.mkdir(parents=True, exist_ok=True)
+            _mark(attachment.sha256, "none").touch()
+            return None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".thumb-", dir=target.parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(png)
+        os.replace(tmp, target)
+        return target
+    finally:
+        queued.unlink(missing_ok=True)

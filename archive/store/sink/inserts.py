@@ -21,8 +21,9 @@ from wirecat.db.values import db_time, without_surrogates
 _INSERT_MESSAGES = (
     "INSERT INTO archive_message (id, public_id, account_id, chat_id, external_id, sender_id,"
     " sent_at, text, kind, direction, reply_to_external_id, reply_to_id, edited_at,"
-    " deleted_at, delivery_status, raw_json, provider_metadata, created_at, updated_at)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '', %s, %s, %s, %s)"
+    " deleted_at, delivery_status, raw_json, provider_metadata, created_at, updated_at,"
+    " date_estimated)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '', %s, %s, %s, %s, %s)"
 )
 # The next id AUTOINCREMENT would give: above every id ever used, even purged ones.
 _NEXT_MESSAGE_ID = (
@@ -88,6 +89,7 @@ def messages_insert(
                     metadata,
                     stamp,
                     stamp,
+                    record.date_estimated,
                 )
             )
         cursor.executemany(_INSERT_MESSAGES, rows)

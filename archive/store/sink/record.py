@@ -11,7 +11,7 @@ from django.utils import timezone
 from archive.store import changes
 from archive.store.domain import Batch, BatchResult, MessageRecord
 from archive.store.effects import STEMS_QUEUED, on_commit_effect
-from archive.store.models import ConnectorState, sink_writes
+from archive.store.models import ConnectorState, Message, sink_writes
 from archive.store.sink.attachments import new_attachments
 from archive.store.sink.cleaning import batch_check, batch_cleaned
 from archive.store.sink.inserts import messages_insert
@@ -54,7 +54,7 @@ def batch_record(
         result.added = len(new_ids)
         updates_write(pending)
         _replies_link(ctx, new_ids, pending)
-        _chat_stats_refresh(ctx, pending.fresh)
+        _chat_stats_refresh(ctx, pending.fresh, pending.redated)
         _cursor_save(ctx, batch)
         _changes_record(new_ids, pending, now)
         _index_after_commit(new_ids, pending)
@@ -87,15 +87,23 @@ def _replies_link(ctx: Context, new_ids: dict[Key, int], pending: Pending) -> No
         replies_link(ctx, pending.changed)
 
 
-def _chat_stats_refresh(ctx: Context, fresh: dict[Key, MessageRecord]) -> None:
+def _chat_stats_refresh(
+    ctx: Context, fresh: dict[Key, MessageRecord], redated: list[Message]
+) -> None:
     """Each chat's message count and latest time, kept so the chat list sorts without
-    scanning messages."""
+    scanning messages (a stored estimate replaced by a later time moves the latter too)."""
     added: dict[str, int] = {}
     latest: dict[str, datetime] = {}
     for (chat_ext, _), record in fresh.items():
         added[chat_ext] = added.get(chat_ext, 0) + 1
         if chat_ext not in latest or record.sent_at > latest[chat_ext]:
             latest[chat_ext] = record.sent_at
+    chat_ext_by_id = {chat.pk: ext for ext, chat in ctx.chats.items()} if redated else {}
+    for message in redated:
+        chat_ext = chat_ext_by_id[message.chat_id]
+        added.setdefault(chat_ext, 0)
+        if chat_ext not in latest or message.sent_at > latest[chat_ext]:
+            latest[chat_ext] = message.sent_at
     for chat_ext, count in added.items():
         chat = ctx.chats[chat_ext]
         chat.message_count += count

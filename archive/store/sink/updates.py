@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from django.db import connection
 
-from archive.store.domain import BatchResult, DeletionRecord, MessageRecord
+from archive.store.domain import DATE_ESTIMATED_FROM, BatchResult, DeletionRecord, MessageRecord
 from archive.store.models import Attachment, Message, MessageRevision
 from archive.store.sink.attachments import new_attachments
 from archive.store.sink.cleaning import normalize_text
@@ -32,6 +32,7 @@ class Pending:
     tombstoned: list[int] = field(default_factory=list)  # ids deleted now
     revisions: list[MessageRevision] = field(default_factory=list)
     attachments: list[Attachment] = field(default_factory=list)
+    redated: list[Message] = field(default_factory=list)  # stored rows whose time changed
 
 
 # CROSS JOIN keeps the ids outermost: each one is an indexed probe. Left to itself the
@@ -79,6 +80,25 @@ class _Update(NamedTuple):
     changed: bool  # anything but the tombstone changed
     edited: bool  # the text changed
     tombstoned: bool  # deleted by this record
+    redated: bool = False  # an estimated time replaced
+
+
+def _redate(existing: Message, record: MessageRecord) -> tuple[bool, dict[str, object]]:
+    """(whether the stored time changed, the metadata to keep). A stored estimate gives way
+    to a real date only: another estimate (the same file with a new modification time, a
+    neighbour that moved) changes nothing, so importing again stays quiet; and a real
+    stored date is never replaced, an estimate arriving for it being no news."""
+    if existing.date_estimated:
+        if not record.date_estimated:
+            existing.sent_at = record.sent_at
+            existing.date_estimated = False
+            return True, record.metadata
+        stored = (existing.provider_metadata or {}).get(DATE_ESTIMATED_FROM)
+        if stored is not None and record.metadata.get(DATE_ESTIMATED_FROM) != stored:
+            return False, {**record.metadata, DATE_ESTIMATED_FROM: stored}
+    elif record.date_estimated and DATE_ESTIMATED_FROM in record.metadata:
+        return False, {k: v for k, v in record.metadata.items() if k != DATE_ESTIMATED_FROM}
+    return False, record.metadata
 
 
 def _apply_update(
@@ -114,11 +134,13 @@ def _apply_update(
         existing.edited_at = record.edited_at
         changed = True
     sender = ctx.identities.get(record.sender_external_id) if record.sender_external_id else None
+    redated, metadata = _redate(existing, record)
+    changed = changed or redated
     simple = {
         "kind": record.kind,
         "direction": record.direction,
         "reply_to_external_id": record.reply_to_external_id,
-        "provider_metadata": record.metadata,
+        "provider_metadata": metadata,
     }
     for name, value in simple.items():
         if getattr(existing, name) != value:
@@ -133,7 +155,7 @@ def _apply_update(
     if record.deleted_at is not None and existing.deleted_at is None:
         existing.deleted_at = record.deleted_at
         tombstoned = True
-    return _Update(changed, edited, tombstoned)
+    return _Update(changed, edited, tombstoned, redated)
 
 
 def updates_plan(
@@ -165,6 +187,8 @@ def updates_plan(
             pending.changed.append(message)
         if update.edited:
             pending.edited.append(message.pk)
+        if update.redated:
+            pending.redated.append(message)
         if update.tombstoned:
             pending.tombstoned.append(message.pk)
             result.tombstoned += 1
@@ -203,6 +227,8 @@ def deletions_plan(
 
 
 _UPDATED_FIELDS = [
+    "sent_at",
+    "date_estimated",
     "text",
     "edited_at",
     "deleted_at",
