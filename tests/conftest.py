@@ -50,7 +50,7 @@ def owner_client(owner: Any) -> Client:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The architecture scans run first. They parse every source file with `ast`, and the
-    CPython 3.11 that Debian 12 ships (3.11.2) can leave the AST converter's recursion
+    CPython 3.11 these machines run can leave the AST converter's recursion
     counter off after an earlier deep-recursion error elsewhere in the process, failing
     every later `ast.parse` with "AST constructor recursion depth mismatch" (seen in full
     runs, never alone). Run before anything else, the scans see a fresh interpreter."""

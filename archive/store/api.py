@@ -28,7 +28,6 @@ from archive.web.api import (
     answers,
     caller_agent,
     limit_query,
-    links,
     offset_query,
     public_id,
     requires,
@@ -55,15 +54,7 @@ ATTACHMENT_MAX = 100 * 1024 * 1024  # larger files are refused here (413): use t
     "/chats",
     response=answers(list[ChatOut]),
     summary="Chats, newest activity first",
-    **scope(
-        "messages.read",
-        responses={
-            200: links(
-                __name__,
-                FirstChatMessages=("chat_messages_view", {"chat_id": "$response.body#/0/id"}),
-            )
-        },
-    ),
+    **scope("messages.read"),
 )
 @requires("messages.read")
 def chats(
@@ -90,15 +81,7 @@ def chats(
     "/chats/{chat_id}/messages",
     response=answers(ChatMessagesOut),
     summary="A chat's messages, a page at a time (newest page first)",
-    **scope(
-        "messages.read",
-        responses={
-            200: links(
-                __name__,
-                FirstMessage=("message_context", {"message_id": "$response.body#/messages/0/id"}),
-            )
-        },
-    ),
+    **scope("messages.read"),
 )
 @requires("messages.read")
 def chat_messages_view(
