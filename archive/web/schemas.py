@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
@@ -130,16 +131,16 @@ def _has_text(value: str) -> bool:
     return bool(value.strip())  # exactly: some character is not in SPACE
 
 
-class _Rule:
+class _Rule(ABC):
     """Annotated metadata: a check run after pydantic's own, and the JSON Schema keywords
-    that say the same thing."""
+    that say the same thing. Each kind of rule says its own check."""
 
     keywords: dict[str, Any]
     # A name makes the type one schema of the components, which fields refer to ($ref).
     ref: str | None = None
 
-    def check(self, value: str) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def check(self, value: str) -> str: ...
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
