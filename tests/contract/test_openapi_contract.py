@@ -17,8 +17,9 @@ peers). WireCat has no such identities: the archive, people, tags and tasks are 
 shared by every agent by design. The one object an agent owns, a send, is another agent's
 404 (tests/archive/test_sends.py); the check runs here with no peers, so it cannot fail.
 
-Deterministic: a fixed seed, one worker, the same archive each time. Bounded: `max_examples`
-per operation (the coverage phase adds its boundary cases to those). About 60 s as the
+Deterministic: a fixed seed, one worker, the same archive each time, and only the schema's
+own links in the stateful phase (see `run`). Bounded: `max_examples` per operation (the
+coverage phase adds its boundary cases to those). About 60 s as the
 agent and 35 s as the owner on two cores.
 """
 
@@ -150,7 +151,15 @@ def run(
             "headers": {**headers, "Connection": "close"},
             "workers": 1,
             "checks": {"enabled": True},
-            "phases": {name: {"enabled": True} for name in PHASES},
+            "phases": {
+                **{name: {"enabled": True} for name in PHASES},
+                # The stateful phase follows the schema's own links only. Links inferred
+                # from field names ("dependency-analysis") pick one value of a list with an
+                # unseeded random choice, and schemathesis 4.32 lets it pick a null: the
+                # null `chat_id` of a tag change became `/api/chats/None/messages`, a 422
+                # it then called "a valid request rejected", in one CI run out of several.
+                "stateful": {"enabled": True, "inference": {"algorithms": ["location-headers"]}},
+            },
             "generation": {"max-examples": max_examples, "mode": "all"},
         }
     )
