@@ -260,11 +260,17 @@ def ready_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "s.create()\n"
         "from tasks.services import project_create\n"
         "project_create(key='HOME', name='Home')\n"
+        "from archive.gateway.services.agents import agent_create\n"
+        "issued = agent_create(name='reader', scopes=['messages.read'])\n"
+        "type(issued.agent).objects.update(rate_per_minute=6)\n"
+        "print(issued.token)\n"
         "print(s.session_key)\n"
     )
     done = wirecat(state, "shell", "-c", script)
     assert done.returncode == 0, done.stderr[-2000:]
-    (state.parent / "session").write_text(done.stdout.strip().splitlines()[-1])
+    *_, token, session = done.stdout.strip().splitlines()
+    (state.parent / "session").write_text(session)
+    (state.parent / "token").write_text(token)
     return state
 
 
@@ -368,7 +374,19 @@ def test_the_web_server_boots_and_reads_from_a_read_only_state_folder(
             )
             assert form.status_code == 503, form.text[:500]
             assert f"The state folder {ready_state} is read-only" in form.text
-            # Signing in counts the attempt and writes a session: the sentence, not a 500.
+        # An agent reads with its token; its rate limit is counted in memory then.
+        token = (ready_state.parent / "token").read_text()
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as agent:
+            for path in ("/api/chats", "/api/messages/unread", "/api/changes"):
+                read = agent.get(path)
+                assert read.status_code == 200, (path, read.text[:500])
+            assert agent.get("/api/search/messages?q=morning").json()["hits"], "found nothing"
+            # 13 requests span at most two minutes, so one minute holds more than 6.
+            answers = [agent.get("/api/chats") for _ in range(9)]
+            limited = [a for a in answers if a.status_code == 429]
+            assert limited, [a.status_code for a in answers]
+            assert limited[0].json()["detail"].startswith("rate limit: 6 requests a minute")
+        # Signing in counts the attempt and writes a session: the sentence, not a 500.
         with httpx.Client(base_url=base) as anonymous:
             token = anonymous.get("/login/").cookies.get("csrftoken") or ""
             signin = anonymous.post(

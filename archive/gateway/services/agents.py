@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -160,10 +161,29 @@ def agent_authenticate(token: str) -> Agent | None:
     return agent
 
 
+# A store opened read-only (see wirecat.db.base) cannot keep the counter: each process
+# counts in memory then, so reading still works and is still limited.
+_counted_here: dict[tuple[int, int], int] = {}
+_counted_here_lock = threading.Lock()
+
+
 def agent_hit(agent: Agent) -> None:
     """Count one request against the agent's per-minute limit; RateLimited beyond it."""
     now = time.time()
     minute = int(now // 60)
+    connection.ensure_connection()
+    if getattr(connection, "read_only", False):
+        count = _count_here(agent.pk, minute)
+    else:
+        count = _count_in_store(agent, minute)
+    if count > agent.rate_per_minute:
+        wait = max(1, int(60 - now % 60) + 1)
+        raise RateLimited(
+            f"rate limit: {agent.rate_per_minute} requests a minute; retry in {wait} s", wait
+        )
+
+
+def _count_in_store(agent: Agent, minute: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO archive_agentrate (agent_id, minute, count) VALUES (%s, %s, 1)"
@@ -177,11 +197,16 @@ def agent_hit(agent: Agent) -> None:
                 [agent.pk, minute],
             )
             Agent.objects.filter(pk=agent.pk).update(last_used_at=timezone.now())
-    if count > agent.rate_per_minute:
-        wait = max(1, int(60 - now % 60) + 1)
-        raise RateLimited(
-            f"rate limit: {agent.rate_per_minute} requests a minute; retry in {wait} s", wait
-        )
+    return count
+
+
+def _count_here(agent_id: int, minute: int) -> int:
+    with _counted_here_lock:
+        for stale in [key for key in _counted_here if key[1] < minute]:
+            del _counted_here[stale]
+        count = _counted_here.get((agent_id, minute), 0) + 1
+        _counted_here[(agent_id, minute)] = count
+    return count
 
 
 # --- read state ---------------------------------------------------------------------------
