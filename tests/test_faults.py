@@ -316,6 +316,51 @@ def test_commands_on_a_read_only_state_folder(ready_state: Path) -> None:
         assert "Traceback" not in done.stderr
 
 
+CELERY = {
+    "worker": ("worker", "-Q", "celery", "--concurrency=1", "--pool=solo"),
+    "beat": (
+        "beat",
+        "--scheduler",
+        "django_celery_beat.schedulers:DatabaseScheduler",
+        "--pidfile=",
+    ),
+}
+
+
+def celery(state: Path, role: str, namespace: list[str] | None = None) -> Any:
+    """`celery -A wirecat <role>` as the Procfile runs it, on `state`; it must stop by
+    itself (a worker that started would run until the timeout)."""
+    env = {**os.environ, "WIRECAT_STATE_DIR": str(state)}
+    for name in ("WIRECAT_TEST_DB", "WIRECAT_DB", "DJANGO_SETTINGS_MODULE"):
+        env.pop(name, None)
+    program = Path(sys.executable).parent / "celery"
+    return subprocess.run(
+        [*(namespace or []), str(program), "-A", "wirecat", *CELERY[role]],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("role", sorted(CELERY))
+def test_the_worker_and_beat_stop_with_the_sentence(
+    ready_state: Path, tmp_path: Path, role: str
+) -> None:
+    ro = read_only_namespace(ready_state)
+    done = celery(ready_state, role, namespace=ro)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert f"The state folder {ready_state} is read-only" in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr + done.stdout
+    never = tmp_path / "never"
+    done = celery(never, role)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "has no tables yet: run `wirecat migrate`" in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr + done.stdout
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -7,6 +7,7 @@ scheduler, so every schedule shows, and can be edited, in the admin site.
 from __future__ import annotations
 
 import os
+import sys
 
 from celery import Celery, signals
 from celery.schedules import crontab
@@ -34,6 +35,20 @@ def _job_packages() -> list[str]:
 
 
 app.autodiscover_tasks(_job_packages, related_name="jobs")
+
+
+@signals.import_modules.connect  # the worker and beat, before either touches the store
+def _store_ready(**_: object) -> None:
+    """The worker and beat write the store: one that is read-only or not migrated stops
+    them before they start, with its sentence (what, where, what to do), not a traceback
+    and a restart loop."""
+    from wirecat.db.faults import store_preflight
+
+    fault = store_preflight()
+    if fault is not None:
+        sys.stderr.write(f"{fault}\n")
+        sys.stderr.flush()
+        raise SystemExit(1)  # not an Exception: Celery's signal dispatch lets it through
 
 
 @signals.worker_init.connect

@@ -167,6 +167,32 @@ def store_fault(exc: BaseException) -> StoreFault | None:
     return None
 
 
+def store_preflight() -> StoreFault | None:
+    """What would stop a long-running process that writes (the Celery worker and beat)
+    before it starts: a state folder or store it cannot write, a store without all of its
+    migrations. None when it can start."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    state = _state_folder()
+    if state is not None and state.exists() and not writable(state):
+        return read_only(state)
+    database = _database()
+    try:
+        connection.ensure_connection()
+        if getattr(connection, "read_only", False):
+            return read_only(database)
+        executor = MigrationExecutor(connection)
+        plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    except Exception as exc:
+        return store_fault(exc)
+    if plan:
+        migration, _ = plan[0]
+        empty = not executor.loader.applied_migrations
+        return not_migrated(database, f"{migration.app_label}.{migration.name}", empty=empty)
+    return None
+
+
 class OneLine(logging.Filter):
     """A logged store fault is its sentence, not a traceback (Django logs what a middleware
     raises with its traceback before the 500 handler answers with the sentence)."""
