@@ -20,7 +20,7 @@ class IdentityLink(models.Model):
     )
     person_name = models.CharField(max_length=200)  # kept when the person is deleted
     action = models.CharField(max_length=8, choices=Action.choices)
-    actor = models.CharField(max_length=64, default="owner")
+    actor = models.CharField(max_length=120, default="owner")  # "owner" or "agent:<name>"
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -77,6 +77,7 @@ def search_messages(
                 sender=str(hit.message.sender) if hit.message.sender else None,
                 direction=hit.message.direction,
                 sent_at=hit.message.sent_at,
+                date_estimated=hit.message.date_estimated,
                 deleted=hit.message.deleted_at is not None,
                 text=hit.message.text,
                 snippet=[SnippetPart(text=part.text, hit=part.hit) for part in hit.snippet],

@@ -26,6 +26,7 @@ class SearchHitOut(Schema):
     sender: str | None
     direction: str
     sent_at: At
+    date_estimated: bool  # `sent_at` is an estimate (the message says from what)
     deleted: bool
     text: str
     snippet: list[SnippetPart]

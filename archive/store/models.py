@@ -258,12 +258,20 @@ class Message(models.Model):
         return super().delete(*args, **kwargs)
 
     @property
+    def estimated_from(self) -> str | None:
+        """Where an estimated date was taken from (None when the date is the export's)."""
+        if not self.date_estimated:
+            return None
+        source = (self.provider_metadata or {}).get("date_estimated_from")
+        return source if isinstance(source, str) and source else None
+
+    @property
     def date_estimate_note(self) -> str:
         """Why the time shown is an estimate, for the page ("" when it is not one)."""
         if not self.date_estimated:
             return ""
-        source = (self.provider_metadata or {}).get("date_estimated_from")
-        taken = f" It was taken from {source}." if isinstance(source, str) and source else ""
+        source = self.estimated_from
+        taken = f" It was taken from {source}." if source else ""
         return f"The export gave no usable date for this message.{taken}"
 
 

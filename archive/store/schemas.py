@@ -29,6 +29,10 @@ class MessageOut(Schema):
     direction: str  # in | out
     kind: str
     sent_at: At
+    # The export gave no usable date: `sent_at` is the best evidence there was, and
+    # `date_estimated_from` says which (the mbox From line, a Received header, a neighbour).
+    date_estimated: bool
+    date_estimated_from: str | None
     edited_at: At | None
     deleted: bool
     text: str
@@ -71,6 +75,8 @@ def message_out(m: Message) -> MessageOut:
         direction=m.direction,
         kind=m.kind,
         sent_at=m.sent_at,
+        date_estimated=m.date_estimated,
+        date_estimated_from=m.estimated_from,
         edited_at=m.edited_at,
         deleted=m.deleted_at is not None,
         text=m.text,

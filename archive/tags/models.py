@@ -71,7 +71,7 @@ class Tagging(models.Model):
     tag = models.ForeignKey(Tag, on_delete=models.CASCADE, related_name="taggings")
     target_kind = models.CharField(max_length=8, choices=TagTargetKind.choices)
     target_id = models.BigIntegerField()
-    actor = models.CharField(max_length=64, default="owner")
+    actor = models.CharField(max_length=120, default="owner")  # "owner" or "agent:<name>"
     bulk = models.ForeignKey(
         TagBulk, null=True, blank=True, on_delete=models.SET_NULL, related_name="taggings"
     )

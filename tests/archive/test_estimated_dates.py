@@ -112,6 +112,19 @@ def test_the_chat_page_and_the_search_hits_mark_an_estimated_date(owner_client: 
     assert "is:dm|group|channel|reply|edited|deleted|mine|estimated" in hits
 
 
+def test_the_api_says_which_dates_are_estimated_and_from_what(owner_client: Client) -> None:
+    batch_record(batch=batch(message("1", "on time"), estimated("2", "late guess", 1)))
+    chat = Chat.objects.get()
+    listed = owner_client.get(f"/api/chats/{chat.pk}/messages").json()["messages"]
+    marks = [(m["text"], m["date_estimated"], m["date_estimated_from"]) for m in listed]
+    assert marks == [
+        ("on time", False, None),
+        ("late guess", True, "the message before it in the export"),
+    ]
+    found = owner_client.get("/api/search/messages", {"q": "is:estimated"}).json()["hits"]
+    assert [(hit["text"], hit["date_estimated"]) for hit in found] == [("late guess", True)]
+
+
 # --- imports -------------------------------------------------------------------------------
 
 
