@@ -25,6 +25,7 @@ from archive.tags.schemas import tag_out
 from archive.web.api import (
     answers,
     caller_actor,
+    caller_sees,
     limit_query,
     links,
     offset_query,
@@ -57,7 +58,8 @@ def _identity_out(identity: Identity) -> IdentityOut:
     )
 
 
-def _person_detail(person_id: int) -> PersonDetailOut:
+def _person_detail(request: HttpRequest, person_id: int) -> PersonDetailOut:
+    """The person; an agent limited to accounts or chats sees only those of their chats."""
     page = person_page(person_id=person_id, latest=0)
     return PersonDetailOut(
         id=page.person.pk,
@@ -77,6 +79,7 @@ def _person_detail(person_id: int) -> PersonDetailOut:
                 last_at=row.last_at,
             )
             for row in page.chats
+            if caller_sees(request, row.chat)
         ],
         tags=[tag_out(tag) for tag in page.tags],
         messages=page.messages,
@@ -132,7 +135,7 @@ def people_create(request: HttpRequest, body: PersonIn) -> PersonDetailOut:
     person = person_create(
         name=body.name, identity_ids=body.identity_ids, actor=caller_actor(request)
     )
-    return _person_detail(person.pk)
+    return _person_detail(request, person.pk)
 
 
 @router.get(
@@ -167,7 +170,7 @@ def people_suggestion_accept(request: HttpRequest, body: SuggestionIn) -> Person
         person = suggestion_accept(identity_ids=body.identity_ids, actor=caller_actor(request))
     except Invalid as exc:
         raise Conflict(str(exc)) from exc
-    return _person_detail(person.pk)
+    return _person_detail(request, person.pk)
 
 
 @router.get(
@@ -178,7 +181,7 @@ def people_suggestion_accept(request: HttpRequest, body: SuggestionIn) -> Person
 )
 @requires("messages.read")
 def people_show(request: HttpRequest, person_id: int = row_id("person")) -> PersonDetailOut:
-    return _person_detail(person_id)
+    return _person_detail(request, person_id)
 
 
 @router.post(
@@ -192,7 +195,7 @@ def people_link(
     request: HttpRequest, body: IdentityIn, person_id: int = row_id("person")
 ) -> PersonDetailOut:
     identity_link(identity_id=body.identity_id, person_id=person_id, actor=caller_actor(request))
-    return _person_detail(person_id)
+    return _person_detail(request, person_id)
 
 
 @router.post(
@@ -206,4 +209,4 @@ def people_unlink(
     request: HttpRequest, body: IdentityIn, person_id: int = row_id("person")
 ) -> PersonDetailOut:
     identity_unlink(identity_id=body.identity_id, person_id=person_id, actor=caller_actor(request))
-    return _person_detail(person_id)
+    return _person_detail(request, person_id)

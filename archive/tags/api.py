@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
+from archive.store.models import Chat
 from archive.tags.models import TagTargetKind
 from archive.tags.schemas import (
     RemovedOut,
@@ -28,17 +29,26 @@ from archive.tags.services import (
     tag_rename,
     tag_target,
 )
-from archive.web.api import answers, caller_actor, requires, scope
+from archive.web.api import answers, caller_actor, caller_sees, requires, scope
 from wirecat.errors import Conflict, Invalid, NotFound
 
 router = Router(tags=["archive"])
 
 
-def _target(kind: str, key: str) -> TagTarget:
-    """The target; a chat or a person named by a msg_… key does not exist (404)."""
+def _target(request: HttpRequest, kind: str, key: str) -> TagTarget:
+    """The target; a chat or a person named by a msg_… key does not exist (404), nor does
+    a chat or message outside the calling agent's limits."""
     if kind != TagTargetKind.MESSAGE and key.startswith("msg_"):
         raise NotFound(f"{kind} {key[:40]!r} does not exist")
-    return tag_target(kind=kind, key=key)
+    target = tag_target(kind=kind, key=key)
+    chat = None
+    if target.kind == TagTargetKind.CHAT:
+        chat = Chat.objects.filter(pk=target.pk).first()
+    elif target.kind == TagTargetKind.MESSAGE:
+        chat = Chat.objects.filter(messages__pk=target.pk).first()
+    if chat is not None and not caller_sees(request, chat):
+        raise NotFound(f"{kind} {key[:40]!r} does not exist")
+    return target
 
 
 # --- tags ---------------------------------------------------------------------------------
@@ -72,7 +82,7 @@ def tags_list(request: HttpRequest) -> list[TagCountsOut]:
 )
 @requires("messages.read")
 def tags_on(request: HttpRequest, kind: TargetKind, key: TargetKey) -> list[TagOut]:
-    target = _target(kind, key)
+    target = _target(request, kind, key)
     return [tag_out(tag) for tag in tags_of(target.kind, [target.pk]).get(target.pk, [])]
 
 
@@ -84,7 +94,7 @@ def tags_on(request: HttpRequest, kind: TargetKind, key: TargetKey) -> list[TagO
 )
 @requires("tags.write")
 def tags_add(request: HttpRequest, body: TagTargetIn) -> TagOut:
-    target = _target(body.kind, body.key)
+    target = _target(request, body.kind, body.key)
     return tag_out(tag_add(target=target, name=body.name, actor=caller_actor(request)))
 
 
@@ -96,7 +106,7 @@ def tags_add(request: HttpRequest, body: TagTargetIn) -> TagOut:
 )
 @requires("tags.write")
 def tags_remove(request: HttpRequest, body: TagTargetIn) -> RemovedOut:
-    target = _target(body.kind, body.key)
+    target = _target(request, body.kind, body.key)
     return RemovedOut(removed=int(tag_remove(target=target, name=body.name)))
 
 

@@ -51,6 +51,14 @@ def caller_agent(request: HttpRequest) -> Agent | None:
     return auth if isinstance(auth, Agent) else None
 
 
+def caller_sees(request: HttpRequest, chat: Any) -> bool:
+    """Whether the caller may see `chat` (an agent limited to accounts or chats sees only
+    those; the owner everything): gateway.selectors' one rule."""
+    from archive.gateway.selectors import agent_sees_chat
+
+    return agent_sees_chat(caller_agent(request), chat)
+
+
 def caller_actor(request: HttpRequest) -> str:
     """Who a write is recorded as having made (the `actor` every service takes):
     "agent:<name>" for an agent's token, "owner" for the owner's session."""

@@ -1,6 +1,7 @@
 """Agents limited to accounts and chats, through the API as the agent calls it: an agent
 limited to chat A reads, marks read, searches, downloads and sees in the changes feed only
-A (B answers 404 as if it were not there), and a send to B is refused 403 by the guard. The
+A (B answers 404 as if it were not there; tags on B's messages and B itself too, and a
+person's chats leave B out), and a send to B is refused 403 by the guard. The
 changes feed shows an agent only its own sends' status. The owner sets limits on the Agents
 page and in the admin."""
 
@@ -17,9 +18,10 @@ from django.test import Client
 
 from archive.gateway.models import Agent, SendAttempt
 from archive.gateway.services import agents as agent_service
+from archive.people.services import person_create
 from archive.store.blobs import blob_put
 from archive.store.domain import AttachmentRecord
-from archive.store.models import Account, Chat, Message
+from archive.store.models import Account, Chat, Identity, Message
 from archive.store.sink import batch_record
 from archive.tags.services import tag_add, tag_target
 from tests.factories import ACCOUNT, T0, batch, message
@@ -276,3 +278,24 @@ def test_the_owner_sets_limits_on_the_agents_page_and_in_the_admin(
     )
     assert change.status_code == 302, change.content.decode()[:2000]
     assert list(made.limit_accounts.all()) == [other] and not made.limit_chats.exists()
+
+
+def test_tags_and_people_stay_within_the_limits(client: Client, world: dict[str, Any]) -> None:
+    a, b, token, msg = world["chats"]["A"], world["chats"]["B"], world["token"], world["msg"]
+    for kind, key in (("message", msg["b1"]), ("chat", str(b.pk))):
+        body = {"kind": kind, "key": key, "name": "secret"}
+        assert post(client, "/api/tags/add", body, token).status_code == 404
+        assert post(client, "/api/tags/remove", body, token).status_code == 404
+        seen = client.get("/api/tags/of", {"kind": kind, "key": key}, **bearer(token))
+        assert seen.status_code == 404, seen.content
+        assert post(client, "/api/tags/add", body, world["free"]).status_code == 200
+    for kind, key in (("message", msg["a1"]), ("chat", str(a.pk))):
+        body = {"kind": kind, "key": key, "name": "mine"}
+        assert post(client, "/api/tags/add", body, token).status_code == 200
+    person = person_create(
+        name="Alice", identity_ids=list(Identity.objects.values_list("pk", flat=True))
+    )
+    shown = client.get(f"/api/people/{person.pk}", **bearer(token)).json()
+    assert [c["chat_id"] for c in shown["chats"]] == [a.pk]
+    everything = client.get(f"/api/people/{person.pk}", **bearer(world["free"])).json()
+    assert {c["chat_id"] for c in everything["chats"]} == {c.pk for c in world["chats"].values()}
