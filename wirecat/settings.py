@@ -68,8 +68,34 @@ SECRET_KEY = _secret_key()
 DEBUG = env_bool("WIRECAT_DEBUG")
 ALLOWED_HOSTS = env_list("WIRECAT_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("WIRECAT_CSRF_TRUSTED_ORIGINS")
-# The address printed in one-time login links.
-BASE_URL = os.environ.get("WIRECAT_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+
+
+def default_base_url(bind: str) -> str:
+    """The address for links when WIRECAT_BASE_URL is not set: where gunicorn listens
+    (WIRECAT_BIND, as the Procfile reads it), seen from this machine. Every interface
+    (0.0.0.0, ::) is reached as 127.0.0.1; a unix socket or an unreadable bind gives the
+    Procfile's own default."""
+    text = bind.strip()
+    if not text or text.startswith(("unix:", "fd://")):
+        return "http://127.0.0.1:8000"
+    if text.isdigit():
+        text = f"127.0.0.1:{text}"
+    host, colon, port = text.rpartition(":")
+    if not colon or not port.isdigit():
+        host, port = text, "8000"
+    if host.startswith("["):  # IPv6: [::1]:8000
+        host = host[1:-1] if host.endswith("]") else host[1:]
+        host = f"[{host}]" if host not in ("", "::") else "127.0.0.1"
+    elif host in ("", "0.0.0.0", "::", "*"):  # noqa: S104 - a bind being read, not made
+        host = "127.0.0.1"
+    return f"http://{host}:{port}"
+
+
+# The address printed in one-time login links and by `wirecat start`.
+BASE_URL = (
+    os.environ.get("WIRECAT_BASE_URL", "").strip()
+    or default_base_url(os.environ.get("WIRECAT_BIND", "127.0.0.1:8000"))
+).rstrip("/")
 
 
 def _meta_key(header: str) -> str:

@@ -5,12 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.functional import lazy
+
+from archive.owner.services import password_rule
 
 
 class SetPasswordForm(forms.Form):
     password1 = forms.CharField(
         label="New password",
         strip=False,
+        help_text=lazy(password_rule, str)(),
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password", "autofocus": True}),
     )
     password2 = forms.CharField(

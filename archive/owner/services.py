@@ -12,7 +12,14 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.password_validation import (
+    CommonPasswordValidator,
+    MinimumLengthValidator,
+    NumericPasswordValidator,
+    UserAttributeSimilarityValidator,
+    get_default_password_validators,
+    validate_password,
+)
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.urls import reverse
@@ -64,6 +71,29 @@ def login_code_check(*, code: str) -> LoginCode:
     if row is None or row.used_at is not None or row.expires_at <= timezone.now():
         raise NotFound("This login link is not valid: it was used, has expired, or never existed.")
     return row
+
+
+def password_rule() -> str:
+    """The password rule as one sentence, from the validators that will check it
+    (AUTH_PASSWORD_VALIDATORS), for the form to show before the first try."""
+    first = ""
+    rest: list[str] = []
+    for validator in get_default_password_validators():
+        if isinstance(validator, MinimumLengthValidator):
+            first = f"At least {validator.min_length} characters"
+        elif isinstance(validator, NumericPasswordValidator):
+            rest.append("not only digits")
+        elif isinstance(validator, CommonPasswordValidator):
+            rest.append("not a common password")
+        elif isinstance(validator, UserAttributeSimilarityValidator):
+            rest.append(f"not like the user name “{OWNER_USERNAME}”")
+        else:
+            rest.append(str(validator.get_help_text()).rstrip("."))
+    parts = [first, *rest] if first else rest
+    if not parts:
+        return ""
+    text = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return text[0].upper() + text[1:] + "."
 
 
 @transaction.atomic

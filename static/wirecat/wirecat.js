@@ -47,6 +47,27 @@
     }
   });
 
+  // Drop-down menus (<details data-menu>, the main menu's "More"): a <details> opens and
+  // closes without this; here Escape closes it (focus back on its summary) and so does a
+  // click or focus anywhere outside it.
+  function closeMenus(except) {
+    Array.prototype.forEach.call(document.querySelectorAll("details[data-menu][open]"), function (menu) {
+      if (!except || !menu.contains(except)) menu.removeAttribute("open");
+    });
+  }
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    var menu = event.target.closest ? event.target.closest("details[data-menu][open]") : null;
+    if (menu) {
+      menu.removeAttribute("open");
+      menu.querySelector("summary").focus();
+    } else {
+      closeMenus(null);
+    }
+  });
+  document.addEventListener("click", function (event) { closeMenus(event.target); });
+  document.addEventListener("focusin", function (event) { closeMenus(event.target); });
+
   // Forms that ask first (deleting a tag): <form data-confirm="…">.
   document.addEventListener("submit", function (event) {
     var form = event.target;

@@ -21,8 +21,8 @@ from tests.conftest import OWNER_PASSWORD
 
 pytestmark = pytest.mark.django_db
 
-# Pages that must answer strangers: signing in, and nothing else.
-PUBLIC = {"login", "login_code", "admin:login", "logout"}
+# Pages that must answer strangers: signing in, and the site's icon (it holds no data).
+PUBLIC = {"login", "login_code", "admin:login", "logout", "favicon"}
 
 
 def sample_path(pattern: Any) -> str:
