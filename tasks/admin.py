@@ -9,6 +9,7 @@ from django.contrib import admin, messages
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html_join
+from django.utils.translation import ngettext
 
 from tasks.models import Priority, Project, Status, Task, TaskEvent
 from tasks.services import task_create, task_update
@@ -117,9 +118,12 @@ class TaskAdmin(admin.ModelAdmin[Task]):
         task_update(key=task.key, assignees=[p.pk for p in form.cleaned_data["assignees"]])
 
     def _bulk(self, request: HttpRequest, queryset: Any, **change: str) -> None:
+        count = 0
         for task in queryset.select_related("project"):
             task_update(key=task.key, **change)
-        self.message_user(request, f"{queryset.count()} tasks changed.", messages.SUCCESS)
+            count += 1
+        changed = ngettext("%(count)d task changed.", "%(count)d tasks changed.", count)
+        self.message_user(request, changed % {"count": count}, messages.SUCCESS)
 
     @admin.action(description="Set status: done")
     def mark_done(self, request: HttpRequest, queryset: Any) -> None:

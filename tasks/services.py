@@ -194,6 +194,16 @@ def task_create(
 
 
 @transaction.atomic
+def task_create_with_project(
+    *, project_key: str, project_name: str, **task_fields: Any
+) -> tuple[Project, Task]:
+    """A new project and its first task, both or neither: a task refused (an empty title, a
+    bad date) leaves no project behind."""
+    project = project_create(key=project_key, name=project_name)
+    return project, task_create(project=project.key, **task_fields)
+
+
+@transaction.atomic
 def task_update(*, key: str, actor: str = "owner", **changes: Any) -> Task:
     """Change tracked fields (title, description, status, priority, due, parent,
     assignees, owner_assigned); one event per field that really changed."""

@@ -226,21 +226,23 @@ def test_pages_list_board_detail_and_making_a_task_from_a_message(
         {"message": msg.public_id, "project": "HOME", "title": "Send the invoice"},
         HTTP_HX_REQUEST="true",
     )
-    assert "Made" in made.content.decode() and "HOME-1" in made.content.decode()
+    assert 'Task <a href="/tasks/HOME-1/">HOME-1</a> made' in made.content.decode()
     task = task_get(key="HOME-1")
     assert [link.message_public_id for link in task.message_links.all()] == [msg.public_id]
     chat_page = owner_client.get(f"/chats/{msg.chat_id}/").content.decode()
     assert f"/tasks/new/?message={msg.public_id}" in chat_page
     board = owner_client.get("/tasks/board/").content.decode()
     assert "HOME-1" in board and "Send the invoice" in board
-    card = owner_client.post("/tasks/HOME-1/", {"status": "done"}, HTTP_HX_REQUEST="true")
-    assert card.status_code == 200 and 'id="task-HOME-1"' in card.content.decode()
+    moved = owner_client.post(
+        "/tasks/board/", {"key": "HOME-1", "status": "done"}, HTTP_HX_REQUEST="true"
+    )
+    assert moved.status_code == 200 and 'id="task-HOME-1"' in moved.content.decode()
     assert task_get(key="HOME-1").status == "done"
     assert "Send the invoice" in owner_client.get("/tasks/", {"status": "done"}).content.decode()
     assert owner_client.get("/tasks/", {"status": "weird"}).status_code == 422
     assert owner_client.get("/tasks/NOPE-1/").status_code == 404
     bad = owner_client.post("/tasks/new/", {"project": "HOME", "title": " "})
-    assert bad.status_code == 422 and "title: empty" in bad.content.decode()
+    assert bad.status_code == 422 and "Give the task a title" in bad.content.decode()
     assert owner_client.get("/tasks/new/", {"message": "msg_nope"}).status_code == 404
     overdue = task_create(
         project="HOME", title="late", due=timezone.localdate() - timedelta(days=2)
