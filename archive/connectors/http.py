@@ -18,10 +18,18 @@ from archive.connectors.live import (
     RateLimitedError,
     TransientError,
 )
+from archive.connectors.reach import (
+    rate_limited,
+    reach_error,
+    refused_token,
+    server_error,
+    unexpected_answer,
+)
 from archive.store.domain import AccountRecord, IdentityRecord
 
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 DEFAULT_WAIT_SECONDS = 5.0
+REFUSED_CHECK = "check that it is the bot's current token, copied whole"
 
 
 def _detail(body: Any) -> str:
@@ -61,6 +69,18 @@ class HttpApi:
         self._client: httpx.Client | None = None
         self.last_response: httpx.Response | None = None  # its headers, even on an error
 
+    def _address(self) -> tuple[str, int | None]:
+        """The API's host and port, for sentences (never its path: a path can hold a token)."""
+        try:
+            url = httpx.URL(self.base)
+        except httpx.InvalidURL:
+            return "the API address", None
+        return url.host or "the API address", url.port or (443 if url.scheme == "https" else 80)
+
+    def unexpected(self, what: str) -> LiveError:
+        """The answer to `what` lacks what connecting needs (an id, a name)."""
+        return LiveError(unexpected_answer(self.provider, what))
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
@@ -77,7 +97,8 @@ class HttpApi:
     ) -> tuple[httpx.Response, Any]:
         """(the answer, its JSON body). `label` names the call in errors where `path`
         must not show (a Bot API path holds the token)."""
-        shown = f"{self.provider} {label or f'{method} {path}'}"
+        named = label or f"{method} {path}"
+        shown = f"{self.provider} {named}"
         if self._client is None:
             self._client = httpx.Client(timeout=TIMEOUT)
         self.last_response = None
@@ -87,31 +108,41 @@ class HttpApi:
             )
             self.last_response = response
         except httpx.InvalidURL:
-            where = f"{self.provider}: the API address {self.base!r}"
-            raise LiveError(f"{where} is not a URL") from None
+            raise LiveError(
+                f"{self.provider}: the API address {self.base!r} is not a URL — check it"
+                " under Advanced (empty: the provider's own)"
+            ) from None
         except httpx.UnsupportedProtocol:
-            raise LiveError(f"{self.provider}: the API address must be http(s)") from None
+            raise LiveError(
+                f"{self.provider}: the API address must start with https:// (or http://)"
+            ) from None
         except httpx.HTTPError as exc:
-            # str(exc) can hold the URL, and a URL can hold the token.
-            raise TransientError(f"{shown}: {type(exc).__name__}") from None
+            # str(exc) can hold the URL, and a URL can hold the token: the sentence names
+            # the host and port only.
+            host, port = self._address()
+            raise reach_error(self.provider, exc, host=host, port=port) from None
         try:
             body = response.json()
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, UnicodeDecodeError):
             body = None
         detail = _detail(body).replace(self._secret, "…") if self._secret else _detail(body)
         status = response.status_code
         what = f"{shown}: {detail or f'HTTP {status}'}"
         if status == 429 or (isinstance(body, dict) and body.get("error_code") == 429):
-            raise RateLimitedError(what, _retry_after(response, body))
-        if status in self._credential_statuses:
-            refused = detail or "Unauthorized"
-            raise CredentialError(f"{self.provider} refused the bot token ({refused})")
+            wait = _retry_after(response, body)
+            raise RateLimitedError(rate_limited(self.provider, detail, wait), wait)
+        if status in self._credential_statuses and (status == 401 or isinstance(body, dict)):
+            raise CredentialError(
+                refused_token(self.provider, detail or "Unauthorized", check=REFUSED_CHECK)
+            )
         if status >= 500:
-            raise TransientError(what)
+            raise TransientError(server_error(self.provider, status, detail))
+        if status >= 400 and body is None:
+            raise LiveError(unexpected_answer(self.provider, named, status=status))
         if status >= 400 or (isinstance(body, dict) and body.get("ok") is False):
             raise LiveError(what)
         if body is None and response.content:
-            raise LiveError(f"{shown}: the answer is not JSON")
+            raise LiveError(unexpected_answer(self.provider, named))
         return response, body
 
 

@@ -26,6 +26,20 @@ EXPORT_FORMATS: dict[str, tuple[str, str]] = {
     "whatsapp": ("WhatsApp chat export (.txt or .zip)", "archive.connectors.whatsapp.export"),
 }
 
+# How each provider's stored message text marks its formatting, for the pages that draw it
+# (archive/web/formatting.py knows each kind by this name; only this table knows providers).
+TEXT_MARKUP: dict[str, str] = {
+    "discord": "markdown",
+    "slack": "mrkdwn",
+    "telegram": "entities",
+    "whatsapp": "mrkdwn",
+}
+
+
+def text_markup(provider: str) -> str:
+    """The markup of `provider`'s message text ("plain" when it marks none)."""
+    return TEXT_MARKUP.get(provider, "plain")
+
 
 def reader(name: str) -> ExportReader:
     """The reader of format `name` (its module imported now)."""

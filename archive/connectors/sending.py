@@ -25,15 +25,33 @@ class SendError(Exception):
 
 
 Sender = Callable[[OutboundMessage], str]
+# Why an account of the provider cannot send now ("" when it can): given the account's
+# external id. A sender registered without one can always be handed a message.
+Readiness = Callable[[str], str]
 _SENDERS: dict[str, Sender] = {}
+_READINESS: dict[str, Readiness] = {}
 
 
-def register_sender(provider: str, sender: Sender) -> None:
+def register_sender(provider: str, sender: Sender, *, readiness: Readiness | None = None) -> None:
     _SENDERS[provider] = sender
+    if readiness is None:
+        _READINESS.pop(provider, None)
+    else:
+        _READINESS[provider] = readiness
 
 
 def unregister_sender(provider: str) -> None:
     _SENDERS.pop(provider, None)
+    _READINESS.pop(provider, None)
+
+
+def send_unready(provider: str, account_external_id: str) -> str:
+    """Why a message from this account could not go out now, as a sentence ("" when it
+    could): no sender for its provider, or the sender's own reason (no live connection)."""
+    if provider not in _SENDERS:
+        return f"WireCat cannot send {provider} messages yet"
+    readiness = _READINESS.get(provider)
+    return readiness(account_external_id) if readiness is not None else ""
 
 
 def sender_for(provider: str) -> Sender | None:

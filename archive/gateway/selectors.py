@@ -17,11 +17,13 @@ from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import Exists, Max, OuterRef, Q
+from django.db.models.expressions import RawSQL
 
-from archive.gateway.models import Agent, SendAttempt
+from archive.connectors.sending import send_unready
+from archive.gateway.models import Agent, SendAttempt, SendOutcome
 from archive.search.selectors import SearchPage, message_search
 from archive.store.changes import ChangeKind
-from archive.store.models import Change, Chat, Message
+from archive.store.models import Change, Chat, ChatKind, DeliveryStatus, Direction, Message
 from archive.store.selectors import chat_get, message_get
 from wirecat.db.values import db_time
 from wirecat.errors import Invalid, NotFound
@@ -251,3 +253,100 @@ def agent_search(
     page.hits, page.facets, page.suggestion = hits, None, None
     page.senders = []  # the senders a from: names come from the whole archive
     return page
+
+
+# --- the Sends page -----------------------------------------------------------------------
+
+CONTEXT_MESSAGES = 5  # the chat's last messages shown beside a send waiting for approval
+_CHATS_PER_QUERY = 400  # SQLite joins at most 500 SELECTs in one compound statement
+
+
+@dataclass(frozen=True)
+class AwaitingSend:
+    """A send waiting for the owner, with what the owner needs to decide: who it goes to,
+    the chat's last messages (oldest first; drafts left out), and why it could not go out
+    now ("" when it could)."""
+
+    attempt: SendAttempt
+    recipient: str
+    recent: list[Message]
+    unready: str
+
+
+def _recent_messages(chat_ids: list[int], count: int) -> dict[int, list[Message]]:
+    """The last `count` messages of each chat, in one query per 400 chats (one, in
+    practice): each chat's newest read through the (chat, sent_at, id) index, not a scan of
+    its whole history. Drafts waiting for approval and refused ones are not the chat's."""
+    meta = Message._meta
+    table = connection.ops.quote_name(meta.db_table)
+    found: dict[int, list[Message]] = {}
+    for start in range(0, len(chat_ids), _CHATS_PER_QUERY):
+        chunk = chat_ids[start : start + _CHATS_PER_QUERY]
+        one = (
+            f"SELECT * FROM (SELECT id FROM {table} WHERE chat_id = %s AND deleted_at IS NULL"
+            " AND delivery_status NOT IN (%s, %s) ORDER BY sent_at DESC, id DESC LIMIT %s)"
+        )
+        sql = " UNION ALL ".join([one] * len(chunk))
+        params: list[object] = []
+        for chat_id in chunk:
+            params += [chat_id, DeliveryStatus.AWAITING, DeliveryStatus.REFUSED, count]
+        rows = (
+            Message.objects.filter(id__in=RawSQL(sql, params))  # noqa: S611 - values bound
+            .select_related("sender", "chat__account")  # the provider: how text is marked
+            .prefetch_related("attachments")
+            .order_by("sent_at", "id")
+        )
+        for message in rows:
+            found.setdefault(message.chat_id, []).append(message)
+    return found
+
+
+def _recipient(chat: Chat | None, recent: list[Message]) -> str:
+    """Who a message sent to `chat` reaches, in words."""
+    if chat is None:
+        return "a chat that no longer exists"
+    title = chat.title or chat.external_id
+    others = list(
+        dict.fromkeys(
+            str(m.sender)
+            for m in reversed(recent)
+            if m.direction == Direction.INBOUND and m.sender is not None
+        )
+    )
+    if chat.kind == ChatKind.DM:
+        return f"{others[0] if others else title}, in a direct chat"
+    kind = chat.get_kind_display().lower()
+    lately = f"; lately {', '.join(others[:3])}" if others else ""
+    return f"everyone in the {kind} “{title}”{lately}"
+
+
+def sends_awaiting(*, context: int = CONTEXT_MESSAGES) -> list[AwaitingSend]:
+    """The sends waiting for the owner, oldest first, each with its context. A fixed
+    number of queries, whatever the number of sends: the sends, the chats' last messages
+    (with their attachments), and each account's readiness once."""
+    attempts = list(
+        SendAttempt.objects.filter(outcome=SendOutcome.AWAITING)
+        .select_related("agent", "account", "chat", "message")
+        .order_by("at", "id")
+    )
+    chat_ids = sorted({a.chat_id for a in attempts if a.chat_id is not None})
+    recent = _recent_messages(chat_ids, context) if chat_ids else {}
+    unready: dict[int, str] = {}
+    for attempt in attempts:
+        account = attempt.account
+        if account is not None and account.pk not in unready:
+            unready[account.pk] = send_unready(account.provider, account.external_id)
+    return [
+        AwaitingSend(
+            attempt=attempt,
+            recipient=_recipient(attempt.chat, recent.get(attempt.chat_id or 0, [])),
+            recent=recent.get(attempt.chat_id or 0, []),
+            unready=unready.get(attempt.account_id or 0, ""),
+        )
+        for attempt in attempts
+    ]
+
+
+def sends_queued_count() -> int:
+    """Approved or allowed sends not yet handed to their provider (the worker does that)."""
+    return SendAttempt.objects.filter(outcome=SendOutcome.QUEUED).count()

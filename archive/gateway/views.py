@@ -7,10 +7,10 @@ from django.contrib import messages as flash
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.html import escape
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from archive.gateway.models import WEBHOOK_EVENTS, Agent, SendAttempt, SendOutcome, WebhookEndpoint
+from archive.gateway.models import WEBHOOK_EVENTS, Agent, SendAttempt, WebhookEndpoint
+from archive.gateway.selectors import sends_awaiting, sends_queued_count
 from archive.gateway.services.agents import (
     SCOPES,
     Issued,
@@ -21,6 +21,7 @@ from archive.gateway.services.agents import (
     agent_update,
     since_clean,
 )
+from archive.gateway.services.handover import handover_open, handover_seal
 from archive.gateway.services.sends import gateway_settings, send_approve, send_reject
 from archive.gateway.services.webhooks import (
     delivery_replay,
@@ -36,6 +37,9 @@ from wirecat.errors import Conflict, Invalid
 # --- agents -------------------------------------------------------------------------------
 
 
+ISSUED_KEY = "agent_issued"  # the owner's session: a new token, until the next page shows it
+
+
 def _agents_page(
     request: HttpRequest, issued: Issued | None = None, status: int = 200
 ) -> HttpResponse:
@@ -49,6 +53,10 @@ def _agents_page(
             "scopes": SCOPES.items(),
             "issued": issued,
             "error": getattr(request, "_agent_error", ""),
+            # The new-agent form: as sent when it comes back with an error, else empty.
+            "ticked": (
+                request.POST.getlist("scopes") if request.method == "POST" else ["messages.read"]
+            ),
         },
         status=status,
     )
@@ -57,9 +65,28 @@ def _agents_page(
     return response
 
 
+def _issued_redirect(request: HttpRequest, issued: Issued) -> HttpResponse:
+    """POST/redirect/GET: the new token goes to the next page through the session
+    (sealed, taken out there), so a reload shows the page, not a second agent."""
+    request.session[ISSUED_KEY] = handover_seal(
+        {"agent": issued.agent.public_id, "token": issued.token}
+    )
+    return redirect("archive:agents")
+
+
+def _issued_taken(request: HttpRequest) -> Issued | None:
+    """The token a form just made, once: it leaves the session as it is shown."""
+    opened = handover_open(request.session.pop(ISSUED_KEY, None))
+    if opened is None:
+        return None
+    agent = Agent.objects.filter(public_id=opened.get("agent", "")).first()
+    return Issued(agent, opened.get("token", "")) if agent is not None else None
+
+
 @require_http_methods(["GET", "POST"])
 def agents(request: HttpRequest) -> HttpResponse:
-    """The owner's agents; making one shows its token once, on this answer only."""
+    """The owner's agents; making one shows its token once, on the page the form's
+    redirect leads to."""
     if request.method == "POST":
         try:
             issued = agent_create(
@@ -70,8 +97,8 @@ def agents(request: HttpRequest) -> HttpResponse:
         except (Invalid, Conflict) as exc:
             request._agent_error = str(exc)  # type: ignore[attr-defined]
             return _agents_page(request, status=422)
-        return _agents_page(request, issued)
-    return _agents_page(request)
+        return _issued_redirect(request, issued)
+    return _agents_page(request, _issued_taken(request))
 
 
 @require_POST
@@ -81,7 +108,7 @@ def agent_edit_view(request: HttpRequest, public_id: str) -> HttpResponse:
     action = request.POST.get("action", "")
     try:
         if action == "rotate":
-            return _agents_page(request, agent_rotate(public_id=public_id))
+            return _issued_redirect(request, agent_rotate(public_id=public_id))
         if action == "revoke":
             agent = agent_revoke(public_id=public_id)
             flash.success(request, f"Revoked “{agent.name}”: its token no longer works.")
@@ -105,40 +132,48 @@ def agent_edit_view(request: HttpRequest, public_id: str) -> HttpResponse:
 # --- sends --------------------------------------------------------------------------------
 
 
+def _sends_context(*, notice: str = "", notice_error: bool = False) -> dict[str, object]:
+    return {
+        "awaiting": sends_awaiting(),
+        "queued": sends_queued_count(),
+        "journal": SendAttempt.objects.select_related("agent", "account", "chat")[:50],
+        "settings": gateway_settings(),
+        "notice": notice,
+        "notice_error": notice_error,
+    }
+
+
 @require_GET
 def sends_page(request: HttpRequest) -> HttpResponse:
-    """Sends awaiting the owner (with their text), the read-only lock, the journal."""
-    awaiting = (
-        SendAttempt.objects.filter(outcome=SendOutcome.AWAITING)
-        .select_related("agent", "account", "chat", "message")
-        .order_by("at", "id")
-    )
-    journal = SendAttempt.objects.select_related("agent", "account", "chat")[:50]
-    return render(
-        request,
-        "archive/sends.html",
-        {"awaiting": awaiting, "journal": journal, "settings": gateway_settings()},
-    )
+    """Sends awaiting the owner (with their text, who they reach and the chat's last
+    messages), the read-only lock, the journal."""
+    return render(request, "archive/sends.html", _sends_context())
 
 
 @require_POST
 def send_decide_view(request: HtmxHttpRequest, send_id: str) -> HttpResponse:
+    """Approve or refuse a waiting send. htmx gets the waiting list and the journal again,
+    as they now stand (a send decided elsewhere leaves too), with what happened; without
+    JavaScript, the page again."""
     decision = request.POST.get("decision", "")
     try:
         if decision == "approve":
             attempt = send_approve(send_id=send_id)
+            done = f"Approved: {attempt.public_id} is on its way."
         elif decision == "refuse":
             attempt = send_reject(send_id=send_id)
+            done = f"Refused: {attempt.public_id} will not be sent."
         else:
             raise Invalid("decision: approve or refuse")
     except (Conflict, Invalid) as exc:
         if request.htmx:
-            return HttpResponse(f'<p class="error" role="alert">{escape(str(exc))}</p>', status=422)
+            context = _sends_context(notice=str(exc), notice_error=True)
+            return render(request, "archive/sends.html#live", context, status=422)
         flash.error(request, str(exc))
         return redirect("archive:sends")
     if request.htmx:
-        return render(request, "archive/sends.html#decided", {"attempt": attempt})
-    flash.success(request, f"Send {attempt.public_id}: {attempt.get_outcome_display().lower()}.")
+        return render(request, "archive/sends.html#live", _sends_context(notice=done))
+    flash.success(request, done)
     return redirect("archive:sends")
 
 
@@ -177,6 +212,9 @@ def webhooks(request: HttpRequest) -> HttpResponse:
             "events": WEBHOOK_EVENTS,
             "made": made,
             "error": error,
+            # After an error the form comes back as it was sent: the events ticked stay
+            # ticked (none ticked means every event, so losing them widened the endpoint).
+            "ticked": request.POST.getlist("events") if error else [],
             "settings": gateway_settings(),
         },
         status=422 if error else 200,

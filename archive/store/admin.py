@@ -1,8 +1,12 @@
 """The admin site's pages for the store: accounts, chats, identities, people, and read-only
 messages, revisions and attachments (only the sink writes those)."""
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 
+from archive.gateway.services.sends import send_permission_check
 from archive.store.models import (
     Account,
     Attachment,
@@ -14,10 +18,31 @@ from archive.store.models import (
     Person,
 )
 from archive.web.admin import ReadOnlyAdmin
+from wirecat.errors import Invalid
+
+
+class AccountForm(forms.ModelForm[Account]):
+    """A send permission that lets messages go (ask, allow) only where they can go: an
+    account with a live connection (the change page and the list's editable column)."""
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or self.cleaned_data
+        if "send_permission" in self.changed_data and cleaned.get("send_permission"):
+            account = Account(
+                provider=cleaned.get("provider", self.instance.provider),
+                external_id=cleaned.get("external_id", self.instance.external_id),
+                name=cleaned.get("name", self.instance.name),
+            )
+            try:
+                send_permission_check(account=account, permission=cleaned["send_permission"])
+            except Invalid as exc:
+                self.add_error("send_permission", str(exc))
+        return cleaned
 
 
 @admin.register(Account)
 class AccountAdmin(admin.ModelAdmin[Account]):
+    form = AccountForm
     list_display = (
         "name",
         "provider",
@@ -31,6 +56,10 @@ class AccountAdmin(admin.ModelAdmin[Account]):
     list_filter = ("provider", "send_permission")
     search_fields = ("name", "external_id")
     raw_id_fields = ("owner_identity",)
+
+    def get_changelist_form(self, request: Any, **kwargs: Any) -> Any:
+        """The list's editable column checks what the change page checks."""
+        return super().get_changelist_form(request, form=AccountForm, **kwargs)
 
 
 @admin.register(Chat)

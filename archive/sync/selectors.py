@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -46,3 +47,10 @@ def sync_row(sync: SyncAccount) -> SyncRow:
 
 def sync_rows() -> list[SyncRow]:
     return [sync_row(sync) for sync in SyncAccount.objects.select_related("account", "schedule")]
+
+
+def on_macos() -> bool:
+    """Whether this machine is a Mac: the Sync page words the Apple Messages form for it
+    (Messages' own chat.db here) or for a copy (a chat.db from a Mac, an iPhone backup's
+    sms.db)."""
+    return sys.platform == "darwin"

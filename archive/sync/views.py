@@ -9,8 +9,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from archive.connectors.live import token_forms
+from archive.owner.selectors import worker_status
 from archive.sync.jobs import account_sync as account_sync_job
-from archive.sync.selectors import sync_row, sync_rows
+from archive.sync.models import SyncAccount
+from archive.sync.selectors import on_macos, sync_row, sync_rows
 from archive.sync.services.accounts import (
     sync_connect,
     sync_disconnect,
@@ -27,23 +29,51 @@ def _interval(raw: str) -> int:
     return int(raw)
 
 
+DEFAULT_INTERVAL = 300
 LOGIN_KIND = "telegram_user"  # the live connector the page's login connects
 LOGIN_KEY = "telegram_login"  # the owner's session: the sealed login state and its step
+
+
+def _on_its_way(what: str) -> str:
+    """What happens to a sync just queued: a worker takes it, or it waits for one."""
+    worker = worker_status()
+    if worker is not None and worker.alive:
+        return f"{what} is on its way."
+    return f"{what} is queued; it starts once a worker runs (wirecat start)."
+
+
+def _connected(request: HttpRequest, sync: SyncAccount) -> HttpResponse:
+    """After a connect: the first sync queued (after commit), said, and the page again."""
+    account_sync_job.delay_on_commit(sync.pk, force=True)
+    flash.success(request, f"Connected {sync.account.name}; {_on_its_way('the first sync')}")
+    return redirect("archive:sync")
+
+
+# The connect forms the page has besides the token forms (their kind: the posted "kind").
+OTHER_FORMS = ("imap", "imessage")
 
 
 def _page(
     request: HttpRequest, *, error: str = "", login_error: str = "", status: int = 200
 ) -> HttpResponse:
+    """The page; after a failed connect, the form that was posted shows its error and keeps
+    what was typed (never a secret), and every other form shows its own defaults."""
     pending = request.session.get(LOGIN_KEY) or {}
+    forms = token_forms()
+    posted_kind = request.POST.get("kind", "") if request.method == "POST" else ""
     response = render(
         request,
         "archive/sync.html",
         {
             "rows": sync_rows(),
-            "forms": token_forms(),
+            "forms": forms,
             "error": error,
+            # Whose error it is: a form's own, or the page's when the kind is none of them.
+            "error_kind": posted_kind if posted_kind in (*forms, *OTHER_FORMS) else "",
+            "posted_kind": posted_kind,
             "login_step": pending.get("step", "start"),
             "login_error": login_error,
+            "on_macos": on_macos(),
         },
         status=status,
     )
@@ -59,26 +89,35 @@ def telegram_login_view(request: HttpRequest) -> HttpResponse:
     if post.get("step") == "restart":
         request.session.pop(LOGIN_KEY, None)
         return redirect("archive:sync")
+    pending = request.session.get(LOGIN_KEY)
     try:
-        pending = request.session.get(LOGIN_KEY)
         if post.get("step") == "start" or not pending:
             progress = live_login_start(kind=LOGIN_KIND, fields=post.dict())
+            interval = DEFAULT_INTERVAL
         else:
+            # The interval is asked with the code; a password step after it keeps it.
+            interval = (
+                _interval(post["interval"])
+                if "interval" in post
+                else int(pending.get("interval", DEFAULT_INTERVAL))
+            )
             progress = live_login_advance(
                 kind=LOGIN_KIND,
                 sealed=pending["state"],
                 fields=post.dict(),
-                interval_seconds=_interval(post.get("interval", "300")),
+                interval_seconds=interval,
             )
-    except Invalid as exc:
+    except WireCatError as exc:
         return _page(request, login_error=str(exc), status=422)
     if progress.sync is None:
-        request.session[LOGIN_KEY] = {"state": progress.sealed, "step": progress.step}
+        request.session[LOGIN_KEY] = {
+            "state": progress.sealed,
+            "step": progress.step,
+            "interval": interval,
+        }
         return redirect("archive:sync")
     request.session.pop(LOGIN_KEY, None)
-    account_sync_job.delay_on_commit(progress.sync.pk, force=True)
-    flash.success(request, f"Connected {progress.sync.account.name}; the first sync is on its way.")
-    return redirect("archive:sync")
+    return _connected(request, progress.sync)
 
 
 @require_GET
@@ -117,6 +156,8 @@ def sync_connect_view(request: HttpRequest) -> HttpResponse:
             if path and not (path.startswith(("/", "~")) and len(path) < 1000):
                 raise Invalid(
                     "chat.db: a full path on this machine, e.g. ~/Library/Messages/chat.db"
+                    if on_macos()
+                    else "chat.db: a full path on this machine, e.g. ~/messages/chat.db"
                 )
             sync = sync_connect(
                 kind="imessage",
@@ -124,9 +165,7 @@ def sync_connect_view(request: HttpRequest) -> HttpResponse:
                 settings={"path": path} if path else {},
                 interval_seconds=_interval(request.POST.get("interval", "300")),
             )
-            account_sync_job.delay_on_commit(sync.pk, force=True)
-            flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
-            return redirect("archive:sync")
+            return _connected(request, sync)
         if kind == "imap":
             sync = sync_connect(
                 kind="imap",
@@ -134,9 +173,7 @@ def sync_connect_view(request: HttpRequest) -> HttpResponse:
                 settings=_imap_connect(request),
                 interval_seconds=_interval(request.POST.get("interval", "300")),
             )
-            account_sync_job.delay_on_commit(sync.pk, force=True)
-            flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
-            return redirect("archive:sync")
+            return _connected(request, sync)
         forms = token_forms()
         if kind not in forms:
             raise Invalid(f"kind: one of {', '.join([*forms, 'imap', 'imessage'])}")
@@ -155,11 +192,9 @@ def sync_connect_view(request: HttpRequest) -> HttpResponse:
             settings=settings,
             interval_seconds=_interval(request.POST.get("interval", "300")),
         )
-    except Invalid as exc:
+    except WireCatError as exc:
         return _page(request, error=str(exc), status=422)
-    account_sync_job.delay_on_commit(sync.pk, force=True)
-    flash.success(request, f"Connected {sync.account.name}; the first sync is on its way.")
-    return redirect("archive:sync")
+    return _connected(request, sync)
 
 
 @require_http_methods(["GET", "POST"])
@@ -172,7 +207,7 @@ def sync_account_view(request: HttpRequest, public_id: str) -> HttpResponse:
         action = request.POST.get("action", "")
         if action == "now":
             account_sync_job.delay_on_commit(sync.pk, force=True)
-            flash.success(request, f"{sync.account.name}: a sync is on its way.")
+            flash.success(request, f"{sync.account.name}: {_on_its_way('a sync')}")
         elif action == "interval":
             sync_interval_set(
                 sync=sync,

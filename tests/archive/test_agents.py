@@ -390,7 +390,10 @@ def test_attachment_bytes_with_their_hash(client: Client, db: None) -> None:
 
 
 def test_agents_page_shows_a_token_once(owner_client: Client) -> None:
-    made = owner_client.post("/agents/", {"name": "Scribe", "scopes": ["messages.read"]})
+    made = owner_client.post(
+        "/agents/", {"name": "Scribe", "scopes": ["messages.read"]}, follow=True
+    )
+    assert made.redirect_chain == [("/agents/", 302)]  # a reload does not make a second one
     assert made.status_code == 200 and made["Cache-Control"] == "no-store"
     token = re.search(r'value="(wct_[^"]+)"', made.content.decode()).group(1)  # type: ignore[union-attr]
     assert agent_service.agent_authenticate(token) is not None
@@ -398,7 +401,7 @@ def test_agents_page_shows_a_token_once(owner_client: Client) -> None:
     assert token not in later and "Scribe" in later
     agent = Agent.objects.get()
     rotated = owner_client.post(
-        f"/agents/{agent.public_id}/", {"action": "rotate"}
+        f"/agents/{agent.public_id}/", {"action": "rotate"}, follow=True
     ).content.decode()
     assert "wct_" in rotated and agent_service.agent_authenticate(token) is None
     owner_client.post(f"/agents/{agent.public_id}/", {"action": "scopes", "scopes": ["tags.write"]})
@@ -440,3 +443,50 @@ def test_numbers_too_large_for_the_store_are_refused_not_a_500(client: Client, d
         response = client.get(url, **headers)
         assert response.status_code == 422, (url, response.status_code)
         assert set(response.json()) >= {"error", "detail"}
+
+
+def test_making_an_agent_redirects_and_the_form_is_empty_after(owner_client: Client) -> None:
+    """POST/redirect/GET: a reload of the page after making an agent makes no second one
+    and no longer shows the token; the form is empty again, so a second click cannot make
+    a twin; the token is in a read-only field selected on focus, with a Copy button."""
+    made = owner_client.post(
+        "/agents/", {"name": "Scribe", "scopes": ["messages.read", "tags.write"]}
+    )
+    assert made.status_code == 302 and made["Location"] == "/agents/"
+    page = owner_client.get("/agents/")
+    html = page.content.decode()
+    assert page["Cache-Control"] == "no-store"
+    field = re.search(r'<input class="token" id="issued-token"[^>]*>', html)
+    assert field is not None and "readonly" in field.group(0)
+    assert "data-select-on-focus" in field.group(0) and 'value="wct_' in field.group(0)
+    assert re.search(r'<button type="button" data-copy="issued-token" hidden>Copy</button>', html)
+    assert 'src="/static/wirecat/ops.js"' in html
+    assert 'id="agent-name" name="name" maxlength="100" required value=""' in html
+    assert re.findall(r'name="scopes" value="([^"]+)" checked>', html.split("new-agent-h")[-1]) == [
+        "messages.read"
+    ]
+    again = owner_client.get("/agents/").content.decode()  # the reload
+    assert "wct_" not in again and Agent.objects.count() == 1
+    # The session held the token sealed, and holds nothing once it was shown.
+    assert "agent_issued" not in owner_client.session
+    # A form with an error keeps what was typed and ticked.
+    twin = owner_client.post("/agents/", {"name": "Scribe", "scopes": ["tags.write"]})
+    html = twin.content.decode()
+    assert twin.status_code == 422 and 'required value="Scribe"' in html
+    assert re.findall(r'name="scopes" value="([^"]+)" checked>', html.split("new-agent-h")[-1]) == [
+        "tags.write"
+    ]
+
+
+def test_a_token_handed_over_is_sealed_and_good_once(owner_client: Client) -> None:
+    from archive.gateway.services.handover import handover_open, handover_seal
+
+    sealed = handover_seal({"agent": "agt_x", "token": "wct_secret"})
+    assert "wct_secret" not in sealed and handover_open(sealed) == {
+        "agent": "agt_x",
+        "token": "wct_secret",
+    }
+    assert handover_open(sealed[:-4] + "AAAA") is None and handover_open(None) is None
+    owner_client.post("/agents/", {"name": "Scribe", "scopes": ["messages.read"]})
+    stored = owner_client.session["agent_issued"]
+    assert "wct_" not in stored  # the session row never holds the token in the clear

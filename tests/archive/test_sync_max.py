@@ -91,7 +91,7 @@ def test_the_token_goes_in_the_header_and_a_refused_one_stops_the_account(
     SyncAccount.objects.filter(pk=sync.pk).update(credentials=seal({"token": "wrong-token"}))
     run = account_sync(sync_account_id=sync.pk)
     assert run is not None and run.outcome == "credentials"
-    assert run.error == "MAX refused the bot token (Invalid access_token)"
+    assert run.error.startswith("MAX refused the bot token (Invalid access_token) — check")
     logged = "\n".join(f"{r.getMessage()} {r.args!r}" for r in caplog.records)
     assert "refused" in logged and TOKEN not in logged and "wrong-token" not in logged
 

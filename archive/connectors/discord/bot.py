@@ -103,6 +103,8 @@ class DiscordBot:
 
     def connect(self) -> Connected:
         me = self._request("GET", "/users/@me")
+        if not isinstance(me, dict) or "id" not in me:
+            raise self._api.unexpected("GET /users/@me")
         return self._bot.connected(str(me["id"]), _name(me))
 
     def _channel_list(self) -> list[tuple[str, dict[str, Any], str]]:

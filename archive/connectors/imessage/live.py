@@ -44,7 +44,7 @@ def on_macos() -> bool:
 class IMessageLive:
     kind: ClassVar[str] = "imessage"
     provider: ClassVar[str] = PROVIDER
-    label: ClassVar[str] = "Apple Messages (chat.db on this Mac)"
+    label: ClassVar[str] = "Apple Messages (chat.db)"
     # It sends where Messages.app is; elsewhere `send` says it needs macOS.
     capabilities: ClassVar[Capabilities] = Capabilities(history=True, live=True, send=True)
 
@@ -52,7 +52,8 @@ class IMessageLive:
         given = str(settings.get("path") or "")
         if not given and not on_macos():
             raise LiveError(
-                "Apple Messages live sync needs macOS (its chat.db); name a chat.db to poll"
+                "Apple Messages needs macOS for its own chat.db — on this machine, name a"
+                " chat.db copied from a Mac, or an iPhone backup's sms.db."
             )
         self._path = Path(given or MACOS_DATABASE).expanduser()
         self._account_name = str(settings.get("account_name") or "") or None
@@ -65,7 +66,16 @@ class IMessageLive:
 
     def connect(self) -> Connected:
         if not self._path.is_file():
-            raise LiveError(f"{self._path}: no such file (Full Disk Access may be needed)")
+            if on_macos():
+                raise LiveError(
+                    f"{self._path}: no such file — check the path; Messages' own database"
+                    " also needs Full Disk Access for WireCat (System Settings → Privacy &"
+                    " Security)."
+                )
+            raise LiveError(
+                f"{self._path}: no such file on this machine — name a chat.db copied from"
+                " a Mac, or an iPhone backup's sms.db."
+            )
         try:
             with poll_reading(self._path, self._options(), after=0) as reading:
                 account = reading.account

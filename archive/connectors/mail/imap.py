@@ -29,12 +29,14 @@ from archive.connectors.live import (
     TransientError,
 )
 from archive.connectors.mail.export import PROVIDER, mail_item
+from archive.connectors.reach import reach_error
 from archive.connectors.sending import OutboundMessage, SendError
 from archive.store.domain import AccountRecord, Batch, IdentityRecord
 
 MAX_LIMIT = 500
 TIMEOUT_SECONDS = 60
 SECURITY = ("ssl", "starttls", "plain")
+WHO = "The mail server"  # how the sentences name the provider
 _LIST_LINE = re.compile(rb'\((?P<flags>[^)]*)\) (?:"[^"]*"|NIL) (?P<name>.+)$')
 _NOT_SELECTABLE = (b"\\noselect", b"\\nonexistent")
 
@@ -89,16 +91,27 @@ class Imap:
                 imap = imaplib.IMAP4(self._host, self._port, timeout=TIMEOUT_SECONDS)
                 if self._security == "starttls":
                     imap.starttls(ssl.create_default_context())
-        except (OSError, imaplib.IMAP4.error) as exc:
-            raise TransientError(f"{where}: {type(exc).__name__}: {exc}") from None
+        except OSError as exc:
+            raise reach_error(WHO, exc, host=self._host, port=self._port) from None
+        except imaplib.IMAP4.error as exc:  # it answered, but not as an IMAP server does
+            raise LiveError(
+                f"{WHO} at {self._host}:{self._port} did not answer as an IMAP server does"
+                f" ({exc}) — check the server, port and security under Advanced."
+            ) from None
         try:
             imap.login(self._username, self._password)
         except imaplib.IMAP4.abort as exc:
-            raise TransientError(f"{where}: the server hung up while logging in") from exc
+            raise TransientError(
+                f"{WHO} at {self._host}:{self._port} hung up while logging in — try again"
+                " in a few minutes."
+            ) from exc
+        except OSError as exc:
+            raise reach_error(WHO, exc, host=self._host, port=self._port) from None
         except imaplib.IMAP4.error as exc:
             detail = str(exc).replace(self._password, "…") if self._password else str(exc)
             raise CredentialError(
-                f"{where} refused the login of {self._username}: {detail}"
+                f"{where} refused the login of {self._username}: {detail} — check the user"
+                " name and password (an app password, where your provider offers one)."
             ) from None
         self._imap = imap
         return imap
@@ -109,9 +122,9 @@ class Imap:
         except imaplib.IMAP4.abort as exc:
             self._imap = None
             raise TransientError(f"IMAP {what}: the connection broke ({exc})") from None
-        except (TimeoutError, OSError) as exc:
+        except OSError as exc:
             self._imap = None
-            raise TransientError(f"IMAP {what}: {type(exc).__name__}") from None
+            raise reach_error(WHO, exc, host=self._host, port=self._port) from None
         except imaplib.IMAP4.error as exc:
             raise LiveError(f"IMAP {what}: {exc}") from None
         if status != "OK":

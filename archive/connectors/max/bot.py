@@ -74,6 +74,8 @@ class MaxBot:
 
     def connect(self) -> Connected:
         me = self._request("GET", "/me")
+        if not isinstance(me, dict) or "user_id" not in me:
+            raise self._api.unexpected("GET /me")
         return self._bot.connected(str(me["user_id"]), _name(me))
 
     def fetch(self, cursor: Mapping[str, Any], limit: int) -> Page:

@@ -75,13 +75,15 @@ class TelegramBot:
             "POST", f"/bot{self._token}/{method}", label=method, json=dict(payload)
         )
         if not isinstance(body, dict):
-            raise LiveError(f"Telegram {method}: the answer is not a JSON object")
+            raise self._api.unexpected(method)
         return body.get("result")
 
     # the port -----------------------------------------------------------------------------
 
     def connect(self) -> Connected:
         me = self._call("getMe", {})
+        if not isinstance(me, dict) or "id" not in me:
+            raise self._api.unexpected("getMe")
         return self._bot.connected(str(me["id"]), str(me.get("username") or _name(me)))
 
     def fetch(self, cursor: Mapping[str, Any], limit: int) -> Page:

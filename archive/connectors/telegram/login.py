@@ -20,6 +20,7 @@ from telethon import TelegramClient, errors
 from telethon.sessions import StringSession
 
 from archive.connectors.live import LoginError, LoginStep
+from archive.connectors.telegram.user import UNREACHABLE, unreachable
 
 T = TypeVar("T")
 
@@ -74,8 +75,8 @@ def _login_run(state: LoginState, work: Callable[[Any], Awaitable[T]]) -> tuple[
         raise LoginError("API id and hash: refused (from my.telegram.org → API tools)") from None
     except errors.RPCError as exc:
         raise LoginError(f"Telegram refused: {type(exc).__name__}") from None
-    except (TimeoutError, OSError, ConnectionError) as exc:
-        raise LoginError(f"Telegram could not be reached ({type(exc).__name__})") from None
+    except UNREACHABLE as exc:
+        raise LoginError(unreachable(exc)) from None
     finally:
         loop.close()
 

@@ -36,6 +36,7 @@ from archive.connectors.live import (
     Span,
     TransientError,
 )
+from archive.connectors.reach import reach_sentence
 from archive.connectors.sending import OutboundMessage, SendError
 from archive.store.domain import AccountRecord, Batch, ChatRecord, IdentityRecord, MessageRecord
 
@@ -49,6 +50,23 @@ _REVOKED = (
     errors.UserDeactivatedBanError,
     errors.AuthKeyDuplicatedError,
 )
+# What Telethon raises when Telegram cannot be reached, or when something that is not
+# Telegram answers (a proxy, a captive portal): the network's errors, MTProto's garbled ones.
+_GARBLED = (
+    errors.InvalidBufferError,
+    errors.InvalidChecksumError,
+    errors.SecurityError,
+    errors.TypeNotFoundError,
+    errors.AuthKeyNotFound,
+)
+UNREACHABLE = (OSError, EOFError, *_GARBLED)
+
+
+def unreachable(exc: BaseException) -> str:
+    """The sentence for one of UNREACHABLE: what happened, and what to check."""
+    if isinstance(exc, _GARBLED):
+        exc = EOFError()  # something answered, but not as Telegram does
+    return reach_sentence("Telegram", exc, host="Telegram's servers", fixed=True)
 
 
 def _when(value: datetime | None) -> datetime | None:
@@ -151,8 +169,8 @@ class TelegramUser:
             raise CredentialError(f"Telegram ended the session ({type(exc).__name__})") from None
         except errors.RPCError as exc:
             raise LiveError(f"Telegram: {type(exc).__name__}") from None
-        except (TimeoutError, OSError, ConnectionError) as exc:
-            raise TransientError(f"Telegram: {type(exc).__name__}") from None
+        except UNREACHABLE as exc:
+            raise TransientError(unreachable(exc)) from None
 
     async def _call(self, make: Callable[[], Awaitable[T]]) -> T:
         if self._client is None:

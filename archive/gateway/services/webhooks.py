@@ -82,19 +82,47 @@ def url_target(url: str, *, allow_private: bool | None = None) -> tuple[str, str
     checked = []
     for *_, address in found:
         ip = ipaddress.ip_address(address[0])
-        if ip in _METADATA:
-            if not allow:
-                raise Invalid(f"url: {ip} is a cloud metadata address")
-        elif not ip.is_global and not allow:
+        if ip in _METADATA and not allow:
             raise Invalid(
-                f"url: {parts.hostname} is {ip}, a private, loopback or link-local address"
-                " (allow private addresses in the gateway settings to use it)"
+                f"url: {_named(parts.hostname, ip)} a cloud metadata address: it is refused,"
+                " as a webhook there could read this machine's cloud credentials."
+            )
+        if not ip.is_global and not allow:
+            raise Invalid(
+                f"url: {_named(parts.hostname, ip)} {_private_kind(ip)}. Such addresses are"
+                " refused so that a webhook cannot reach inside your network; to use it,"
+                " choose “Allow private and loopback addresses” on the Webhooks page."
             )
         checked.append(ip)
     first = checked[0]
     host = f"[{first}]" if first.version == 6 else str(first)
     netloc = host if parts.port is None else f"{host}:{parts.port}"
     return parts._replace(netloc=netloc).geturl(), parts.hostname
+
+
+def _named(host: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+    """The start of a refusal: the address itself, or the name and what it resolves to."""
+    if _is_ip(host) and ipaddress.ip_address(host.strip("[]")) == ip:
+        return f"{ip} is"
+    return f"{host} resolves to {ip},"
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def _private_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+    if ip.is_loopback:
+        return "a loopback address (this machine itself)"
+    if ip.is_link_local:
+        return "a link-local address"
+    if ip.is_private:
+        return "an address on a private network"
+    return "not a public internet address"
 
 
 def _events_clean(events: list[str]) -> list[str]:

@@ -61,14 +61,15 @@ def sync_connect(
     """Check the credentials with the provider, then keep them sealed with a schedule."""
     if interval_seconds < MIN_INTERVAL_SECONDS:
         raise Invalid(f"interval: at least {MIN_INTERVAL_SECONDS} seconds")
+    # A connector's errors are sentences fit to show as they are (archive/connectors/reach.py).
     try:
         connector = live_connector(kind, credentials, settings or {})
     except LiveError as exc:
-        raise Invalid(f"connecting: {exc}") from None
+        raise Invalid(str(exc)) from None
     try:
         connected = connector.connect()
     except LiveError as exc:
-        raise Invalid(f"connecting: {exc}") from None
+        raise Invalid(str(exc)) from None
     finally:
         connector.close()  # the runs open their own
     kept = {**(settings or {}), **connected.settings}

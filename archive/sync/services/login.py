@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from archive.connectors.live import LoginError, LoginStep, live_login
+from archive.connectors.live import LiveError, LoginStep, live_login
 from archive.sync.credentials import SealedError, seal, unseal
 from archive.sync.models import SyncAccount
 from archive.sync.services.accounts import sync_connect
@@ -32,7 +32,7 @@ def live_login_start(
     """The first step of logging in to an account of connector `kind`."""
     try:
         step = live_login(kind).start(fields)
-    except LoginError as exc:
+    except LiveError as exc:  # LoginError, or the provider not reached
         raise Invalid(str(exc)) from None
     return _progress(kind, step, interval_seconds=interval_seconds)
 
@@ -47,7 +47,7 @@ def live_login_advance(
         raise Invalid("the login has expired; start again") from exc
     try:
         step = live_login(kind).advance(state, fields)
-    except LoginError as exc:
+    except LiveError as exc:
         raise Invalid(str(exc)) from None
     return _progress(kind, step, interval_seconds=interval_seconds)
 
