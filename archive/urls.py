@@ -22,6 +22,7 @@ urlpatterns = [
     ),
     path("people/", people_views.people, name="people"),
     path("people/new/", people_views.person_create_view, name="person_create"),
+    path("people/bulk/", people_views.people_bulk_view, name="people_bulk"),
     path("people/suggestions/", people_views.people_suggestions, name="people_suggestions"),
     path("people/<int:person_id>/", people_views.person_detail, name="person"),
     path("people/<int:person_id>/edit/", people_views.person_edit_view, name="person_edit"),

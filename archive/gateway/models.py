@@ -234,6 +234,7 @@ class WebhookDelivery(models.Model):
 
     class Meta:
         ordering = ("-id",)
+        verbose_name_plural = "webhook deliveries"
         indexes = [models.Index(fields=["state", "next_attempt_at"], name="delivery_due_idx")]
 
     def __str__(self) -> str:

@@ -64,6 +64,7 @@ def _person_detail(request: HttpRequest, person_id: int) -> PersonDetailOut:
     return PersonDetailOut(
         id=page.person.pk,
         name=page.person.name,
+        is_owner=page.person.is_owner,
         identities=[
             IdentityCountOut(
                 identity=_identity_out(row.identity), messages=row.messages, last_at=row.last_at
@@ -109,6 +110,7 @@ def people_index(
             name=p.name,
             identity_count=getattr(p, "identity_count", 0),
             last_at=getattr(p, "last_at", None),
+            is_owner=p.is_owner,
         )
         for p in rows
     ]

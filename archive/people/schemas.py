@@ -30,6 +30,7 @@ class PersonOut(Schema):
     name: str
     identity_count: int
     last_at: At | None
+    is_owner: bool = False  # the owner: their own accounts' identities are linked here
 
 
 class IdentityCountOut(Schema):
@@ -49,6 +50,7 @@ class ChatCountOut(Schema):
 class PersonDetailOut(Schema):
     id: int
     name: str
+    is_owner: bool = False  # the owner: their own accounts' identities are linked here
     identities: list[IdentityCountOut]
     chats: list[ChatCountOut]
     tags: list[TagOut]

@@ -1,5 +1,6 @@
-"""Reads for people: the people list, a person's page, unlinked identities, suggestions
-from shared phone numbers and e-mail addresses, and activity per week for the charts."""
+"""Reads for people: the people list, a person's page, unlinked identities with what tells
+them apart, suggestions from shared phone numbers and e-mail addresses, the owner's person,
+and activity per week or month for the charts."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from archive.people.models import IdentityLink
 from archive.store.models import Chat, Identity, Message, Person
 from archive.tags.models import Tag
 from archive.tags.selectors import tags_of
-from wirecat.errors import NotFound
+from wirecat.errors import Invalid, NotFound
 
 PEOPLE_SORTS = ("recent", "name")
-CHART_WEEKS = 104  # at most two years of weeks in a chart
+CHART_WEEKS = 104  # a history up to two years long is charted by week, a longer one by month
 CHART_MIN_WEEKS = 12  # and at least a quarter, so a short history still reads as a chart
 
 
@@ -69,8 +70,14 @@ def people_list(*, q: str = "", sort: str = "recent") -> QuerySet[Person]:
     return qs.order_by("-last_at", Lower("name"), "pk")
 
 
+def owner_person() -> Person | None:
+    """The owner's person (their own accounts' identities), once the archive has one."""
+    return Person.objects.filter(is_owner=True).first()
+
+
 def unlinked_identities(*, q: str = "") -> QuerySet[Identity]:
-    """Identities no person holds yet (the owner's own included), newest activity first."""
+    """Identities no person holds yet, newest activity first. The owner's own are not among
+    them: the sink links them to the owner's person as they arrive."""
     qs = Identity.objects.filter(person=None).annotate(last_at=_last_message("sender"))
     if q.strip():
         qs = qs.filter(_matching(q))
@@ -98,7 +105,7 @@ class PersonPage:
     chats: list[ChatRow]
     tags: list[Tag]
     latest: list[Message]
-    weeks: list[tuple[date, int]]
+    activity: Activity
     audit: list[IdentityLink] = field(default_factory=list)
 
     @property
@@ -158,9 +165,70 @@ def person_page(*, person_id: int, latest: int = 20) -> PersonPage:
         chats=chats,
         tags=tags_of("person", [person.pk]).get(person.pk, []),
         latest=latest_messages,
-        weeks=activity_weeks(sender_ids=ids) if ids else [],
+        activity=activity(sender_ids=ids),
         audit=list(IdentityLink.objects.filter(person=person).select_related("identity")[:50]),
     )
+
+
+@dataclass(frozen=True)
+class Activity:
+    """Messages per bucket, oldest first, every bucket present (zeros included): weeks
+    (their Monday) for a history up to CHART_WEEKS long, months (their first day) beyond."""
+
+    unit: str  # "week" or "month"
+    buckets: list[tuple[date, int]]
+
+    @property
+    def total(self) -> int:
+        return sum(count for _, count in self.buckets)
+
+
+def _scope(sender_ids: list[int] | None, chat_id: int | None) -> tuple[str, list[int]] | None:
+    if chat_id is not None:
+        return "chat_id = %s", [chat_id]
+    if sender_ids:
+        return f"sender_id IN ({','.join(['%s'] * len(sender_ids))})", list(sender_ids)
+    return None
+
+
+def _span(where: str, params: list[int]) -> tuple[datetime, datetime] | None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT min(sent_at), max(sent_at) FROM archive_message WHERE {where}", params
+        )
+        oldest_raw, newest_raw = cursor.fetchone()
+    oldest, newest = _parse_time(oldest_raw), _parse_time(newest_raw)
+    if oldest is None or newest is None:
+        return None
+    return oldest, newest
+
+
+def activity(*, sender_ids: list[int] | None = None, chat_id: int | None = None) -> Activity:
+    """The whole history of these senders or of this chat, by week when it spans up to
+    CHART_WEEKS weeks, else by month (a chart of 20 years stays 240 bars). Two queries."""
+    scope = _scope(sender_ids, chat_id)
+    span = _span(*scope) if scope is not None else None
+    if scope is None or span is None:
+        return Activity("week", [])
+    oldest, newest = span
+    first_monday = oldest.date() - timedelta(days=oldest.weekday())
+    last_monday = newest.date() - timedelta(days=newest.weekday())
+    if (last_monday - first_monday).days // 7 + 1 <= CHART_WEEKS:
+        return Activity("week", _weeks(*scope, oldest, newest, CHART_WEEKS))
+    where, params = scope
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT substr(sent_at, 1, 7), count(*) FROM archive_message WHERE {where} GROUP BY 1",
+            params,
+        )
+        per_month = {str(month): int(count) for month, count in cursor.fetchall()}
+    months = (newest.year - oldest.year) * 12 + newest.month - oldest.month + 1
+    buckets = []
+    for index in range(months):
+        year, month = divmod(oldest.month - 1 + index, 12)
+        start = date(oldest.year + year, month + 1, 1)
+        buckets.append((start, per_month.get(f"{start:%Y-%m}", 0)))
+    return Activity("month", buckets)
 
 
 def activity_weeks(
@@ -169,22 +237,18 @@ def activity_weeks(
     """Messages per week (Monday first) up to the newest message of these senders or of
     this chat, every week present (zeros included): from the first message's week, or
     `weeks` weeks back when the history is longer, and never fewer than CHART_MIN_WEEKS
-    (nor more than `weeks`)."""
-    if chat_id is not None:
-        where, params = "chat_id = %s", [chat_id]
-    elif sender_ids:
-        where = f"sender_id IN ({','.join(['%s'] * len(sender_ids))})"
-        params = list(sender_ids)
-    else:
+    (nor more than `weeks`). `activity` charts a whole history."""
+    scope = _scope(sender_ids, chat_id)
+    span = _span(*scope) if scope is not None else None
+    if scope is None or span is None:
         return []
+    return _weeks(*scope, *span, weeks)
+
+
+def _weeks(
+    where: str, params: list[int], oldest: datetime, newest: datetime, weeks: int
+) -> list[tuple[date, int]]:
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT min(sent_at), max(sent_at) FROM archive_message WHERE {where}", params
-        )
-        oldest_raw, newest_raw = cursor.fetchone()
-        oldest, newest = _parse_time(oldest_raw), _parse_time(newest_raw)
-        if oldest is None or newest is None:
-            return []
         last_monday = newest.date() - timedelta(days=newest.weekday())
         span = (last_monday - (oldest.date() - timedelta(days=oldest.weekday()))).days // 7 + 1
         weeks = min(weeks, max(span, CHART_MIN_WEEKS))
@@ -242,3 +306,135 @@ def identity_find(*, q: str, exclude_person: int | None = None, limit: int = 20)
     if exclude_person is not None:
         qs = qs.exclude(person_id=exclude_person)
     return list(qs.order_by(Lower("display_name"), "pk")[:limit])
+
+
+# --- telling identities apart ---------------------------------------------------------------
+
+TOP_CHATS = 2  # the chats an identity speaks in most, shown beside it
+
+
+@dataclass(frozen=True)
+class ChatShare:
+    chat_id: int
+    title: str
+    messages: int
+
+
+@dataclass(frozen=True)
+class IdentityFacts:
+    """What tells two identities of the same name apart: how much they wrote, when last,
+    and the chats they speak in most."""
+
+    messages: int = 0
+    last_at: datetime | None = None
+    chats: tuple[ChatShare, ...] = ()
+
+
+def identity_facts(identity_ids: list[int]) -> dict[int, IdentityFacts]:
+    """Facts of these identities (a page of them) in one query: per identity its message
+    count, its last message's time and its TOP_CHATS busiest chats. Identities with no
+    message are absent from the answer."""
+    ids = sorted(set(identity_ids))
+    if not ids:
+        return {}
+    marks = ",".join(["%s"] * len(ids))
+    sql = (
+        "WITH per AS (SELECT sender_id, chat_id, count(*) AS n, max(sent_at) AS last"
+        f" FROM archive_message WHERE sender_id IN ({marks}) GROUP BY sender_id, chat_id),"
+        " ranked AS (SELECT sender_id, chat_id, n, last,"
+        " row_number() OVER (PARTITION BY sender_id ORDER BY n DESC, last DESC) AS place,"
+        " sum(n) OVER (PARTITION BY sender_id) AS total,"
+        " max(last) OVER (PARTITION BY sender_id) AS newest FROM per)"
+        " SELECT r.sender_id, r.total, r.newest, r.chat_id, c.title, c.external_id, r.n"
+        " FROM ranked AS r JOIN archive_chat AS c ON c.id = r.chat_id"
+        " WHERE r.place <= %s ORDER BY r.sender_id, r.place"
+    )
+    facts: dict[int, IdentityFacts] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*ids, TOP_CHATS])
+        for sender, total, newest, chat_id, title, external_id, count in cursor.fetchall():
+            had = facts.get(int(sender))
+            share = ChatShare(int(chat_id), str(title or external_id), int(count))
+            facts[int(sender)] = IdentityFacts(
+                messages=int(total),
+                last_at=_parse_time(newest),
+                chats=(*had.chats, share) if had else (share,),
+            )
+    return facts
+
+
+@dataclass(frozen=True)
+class IdentityEntry:
+    """An identity as a list or the link picker shows it."""
+
+    identity: Identity
+    facts: IdentityFacts
+
+
+def identity_entries(identities: list[Identity]) -> list[IdentityEntry]:
+    """The identities of one page with their facts (one query for the whole page)."""
+    facts = identity_facts([identity.pk for identity in identities])
+    return [IdentityEntry(i, facts.get(i.pk, IdentityFacts())) for i in identities]
+
+
+@dataclass(frozen=True)
+class PersonRow:
+    person: Person
+    sources: list[str]  # the providers they have identities on
+
+
+def people_rows(people: list[Person]) -> list[PersonRow]:
+    """A page of people with the providers each has identities on, in one query."""
+    found: dict[int, set[str]] = defaultdict(set)
+    rows = Identity.objects.filter(person__in=people).values_list("person_id", "provider")
+    for person_id, provider in rows.distinct():
+        found[int(person_id)].add(str(provider))
+    return [PersonRow(person, sorted(found.get(person.pk, ()))) for person in people]
+
+
+def people_choices(*, limit: int = 1_000) -> list[Person]:
+    """People to pick from when linking many identities at once, by name."""
+    return list(Person.objects.order_by(Lower("name"), "pk")[:limit])
+
+
+_PICKED = re.compile(r"\(#(\d+)\)\s*$")
+
+
+def person_picked(text: str) -> Person | None:
+    """The person a picker's text names: "Name (#12)" as the picker offers them, or a
+    name only one person has (any case). None when no person has it (a new name);
+    Invalid when several do."""
+    cleaned = " ".join(str(text).split())
+    found = _PICKED.search(cleaned)
+    if found:
+        person = Person.objects.filter(pk=int(found.group(1))).first()
+        if person is None:
+            raise NotFound(f"person {found.group(1)} does not exist")
+        return person
+    same = list(Person.objects.filter(name__iexact=cleaned)[:2])
+    if len(same) > 1:
+        raise Invalid(f"More than one person is called “{cleaned}”: pick one from the list.")
+    return same[0] if same else None
+
+
+@dataclass(frozen=True)
+class SuggestionEntry:
+    suggestion: Suggestion
+    entries: list[IdentityEntry]
+
+    @property
+    def ids(self) -> str:
+        """The identities' ids as the page's form sends them."""
+        return ",".join(str(entry.identity.pk) for entry in self.entries)
+
+
+def suggestion_entries(*, limit: int = 100) -> list[SuggestionEntry]:
+    """The suggestions, each identity with its facts (one query for all of them)."""
+    found = suggestions(limit=limit)
+    facts = identity_facts([i.pk for s in found for i in s.identities])
+    return [
+        SuggestionEntry(
+            s, [IdentityEntry(i, facts.get(i.pk, IdentityFacts())) for i in s.identities]
+        )
+        for s in found
+    ]

@@ -1,27 +1,41 @@
-"""The People pages: the list, a person with their identities and activity, suggestions."""
+"""The People pages: the list with the identities no person holds yet (one at a time or many
+at once), a person with their identities and activity, suggestions."""
 
 from __future__ import annotations
+
+from urllib.parse import urlencode
 
 from django.contrib import messages as flash
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from archive.people.selectors import (
     PEOPLE_SORTS,
+    identity_entries,
     identity_find,
+    owner_person,
+    people_choices,
     people_list,
+    people_rows,
     person_page,
+    suggestion_entries,
     suggestions,
     unlinked_identities,
 )
 from archive.people.services import (
+    BULK_MAX,
+    identities_gather,
     identity_link,
     identity_unlink,
+    people_from_identities,
     person_create,
+    person_from_identity,
     person_rename,
     suggestion_accept,
+    suggestions_accept,
 )
 from archive.store.models import Identity
 from archive.tags.selectors import tag_names
@@ -43,13 +57,61 @@ def people(request: HttpRequest) -> HttpResponse:
         "archive/people.html",
         {
             "page": page,
+            "people": people_rows(list(page.object_list)),
             "loose": loose,
+            "entries": identity_entries(list(loose.object_list)),
+            "owner": owner_person(),
+            "choices": people_choices(),
             "q": q,
             "sort": sort,
             "sorts": PEOPLE_SORTS,
+            "bulk_max": BULK_MAX,
             "suggestion_count": len(suggestions(limit=100)),
         },
     )
+
+
+def _ids(values: list[str]) -> list[int]:
+    return [int(raw) for raw in values if raw.isdigit() and len(raw) < 19]
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+@require_POST
+def people_bulk_view(request: HttpRequest) -> HttpResponse:
+    """Many identities at once: the ticked ones (or every one no person holds that matches
+    the list's filter) each made a person, or all linked to one person (an existing one, or
+    a new one by that name). A row's own button (`one`) makes just its identity a person."""
+    q = request.POST.get("q", "")[:200]
+    query = urlencode({"q": q, "ipage": request.POST.get("ipage", "")})
+    one = request.POST.get("one", "")
+    if one.isdigit() and len(one) < 19:
+        person = person_from_identity(identity_id=int(one))
+        flash.success(request, f"Made “{person.name}”.")
+        return redirect("archive:person", person_id=person.pk)
+    if request.POST.get("all_matching") == "1":
+        ids = list(unlinked_identities(q=q).values_list("pk", flat=True)[:BULK_MAX])
+    else:
+        ids = _ids(request.POST.getlist("identity"))
+    action = request.POST.get("action", "")
+    try:
+        if action == "each":
+            made = people_from_identities(identity_ids=ids)
+            flash.success(request, f"Made {_count(len(made), 'person', 'people')}.")
+        elif action == "link":
+            target, count = identities_gather(
+                identity_ids=ids, person=request.POST.get("person", "")
+            )
+            linked = _count(count, "identity", "identities")
+            flash.success(request, f"Linked {linked} to “{target.name}”.")
+            return redirect("archive:person", person_id=target.pk)
+        else:
+            raise Invalid("Choose what to do with the ticked identities.")
+    except Invalid as exc:
+        flash.error(request, str(exc))
+    return redirect(reverse("archive:people") + "?" + query)
 
 
 @require_GET
@@ -63,7 +125,7 @@ def person_detail(request: HttpRequest, person_id: int) -> HttpResponse:
             "p": detail,
             "tag_choices": tag_names(limit=200),
             "find": find,
-            "found": identity_find(q=find, exclude_person=person_id),
+            "found": identity_entries(identity_find(q=find, exclude_person=person_id)),
         },
     )
 
@@ -114,13 +176,21 @@ def person_edit_view(request: HttpRequest, person_id: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def people_suggestions(request: HttpRequest) -> HttpResponse:
+    """Suggestions to accept one at a time (a suggestion's own button, or a form holding
+    one suggestion's identities) or the ticked ones at once."""
     if request.method == "POST":
-        ids = [int(raw) for raw in request.POST.getlist("identity") if raw.isdigit()]
         try:
-            person = suggestion_accept(identity_ids=ids)
+            one = request.POST.get("one", "")
+            if request.POST.get("action") == "ticked" and not one:
+                groups = [_ids(raw.split(",")) for raw in request.POST.getlist("group")]
+                made = suggestions_accept(groups=groups)
+                accepted = _count(len(made), "suggestion", "suggestions")
+                flash.success(request, f"Accepted {accepted}: each is one person now.")
+            else:
+                ids = _ids(one.split(",")) if one else _ids(request.POST.getlist("identity"))
+                person = suggestion_accept(identity_ids=ids)
+                flash.success(request, f"Linked {len(ids)} identities to “{person.name}”.")
         except Invalid as exc:
             flash.error(request, str(exc))
-        else:
-            flash.success(request, f"Linked {len(ids)} identities to “{person.name}”.")
         return redirect("archive:people_suggestions")
-    return render(request, "archive/people_suggestions.html", {"found": suggestions()})
+    return render(request, "archive/people_suggestions.html", {"found": suggestion_entries()})

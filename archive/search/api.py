@@ -93,6 +93,9 @@ def search_messages(
             source=values(page.facets.source),
             year=values(page.facets.year),
             sampled=page.facets.sampled,
+            counted=page.facets.counted,
+            total=page.facets.total,
+            estimate=page.facets.estimate,
         )
         if page.facets
         else None,

@@ -1,5 +1,7 @@
 """Facet counts for a query: which chats, senders, sources and years its matches fall in,
-each with the operator that narrows the search to it."""
+each with the operator that narrows the search to it, and how many messages match: exactly
+when every match was counted, else at least the number counted and, when the matches came
+from a window of the newest, about how many in all."""
 
 from __future__ import annotations
 
@@ -30,8 +32,17 @@ class Facets:
     sender: list[FacetValue] = field(default_factory=list)
     source: list[FacetValue] = field(default_factory=list)
     year: list[FacetValue] = field(default_factory=list)
-    sampled: bool = False  # True when the counts cover only the first `size` matches
+    sampled: bool = False  # True when the counts cover only some of the matches
     size: int = FACET_SAMPLE
+    counted: int = 0  # the matches counted: all of them unless `sampled`
+    # When sampled from the newest window: about how many match in all, from the share of
+    # the archive the window covers (None when it cannot be told).
+    estimate: int | None = None
+
+    @property
+    def total(self) -> int | None:
+        """How many messages match, when every match was counted."""
+        return None if self.sampled else self.counted
 
     def groups(self) -> list[tuple[str, list[FacetValue]]]:
         return [
@@ -51,20 +62,36 @@ def _operator(name: str, value: str) -> str | None:
     return f"{name}:{value}"
 
 
+def estimated(counted: int, lowest: int, top: int) -> int:
+    """About how many match in all, when `counted` matches have rowids above `lowest` up to
+    `top` (the newest message's): as many per message in the rest of the archive, rounded
+    to two significant figures, and never fewer than counted."""
+    covered = top - lowest
+    if counted <= 0 or lowest <= 0 or covered <= 0:
+        return counted
+    guess = counted * top / covered
+    magnitude = 10 ** max(len(str(int(guess))) - 2, 0)
+    return max(round(guess / magnitude) * magnitude, counted)
+
+
 def message_facets(
     compiled: Compiled, sample: tuple[str, list[str | int]] | None = None, size: int = FACET_SAMPLE
 ) -> Facets:
     """Counts over the messages `compiled` matches (tombstones as the search treats them):
-    the first `size` of them, or those of `sample`, SQL of (chat_id, sender_id, account_id,
-    year) rows of at most `size` + 1 matches."""
+    the first `size` of them (SQL of at most `size` + 1 rows: more means sampled), or those
+    of `sample`, a window of the newest matches (`windows.facet_sample`) whose `lo` column
+    is the rowid it stops above (0: it covers them all). One query."""
     if sample is None:
         deleted = "" if compiled.include_deleted else " AND m.deleted_at IS NULL"
         sample = (
-            "SELECT m.chat_id, m.sender_id, m.account_id, substr(m.sent_at, 1, 4) AS year"
-            f" FROM archive_message AS m WHERE {compiled.where}{deleted}"
+            "SELECT m.chat_id, m.sender_id, m.account_id, substr(m.sent_at, 1, 4) AS year,"
+            f" 0 AS lo FROM archive_message AS m WHERE {compiled.where}{deleted}"
             f" LIMIT {size + 1}",
             list(compiled.params),
         )
+        capped = size
+    else:
+        capped = None  # a window is bounded by its size: every candidate in it counts
     sample_sql, sample_params = sample
     sql = (
         f"WITH hits AS ({sample_sql}) "
@@ -73,19 +100,29 @@ def message_facets(
         " WHERE sender_id IS NOT NULL GROUP BY sender_id "
         "UNION ALL SELECT 'account', account_id, count(*) FROM hits GROUP BY account_id "
         "UNION ALL SELECT 'year', year, count(*) FROM hits GROUP BY year "
-        "UNION ALL SELECT 'total', NULL, count(*) FROM hits"
+        "UNION ALL SELECT 'total', max(lo), count(*) FROM hits "
+        "UNION ALL SELECT 'top', (SELECT max(id) FROM archive_message), 0"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, sample_params)
         rows = cursor.fetchall()
     counts: dict[str, dict[object, int]] = {}
-    total = 0
+    total, lowest, newest = 0, 0, 0
     for kind, key, count in rows:
         if kind == "total":
-            total = count
+            total, lowest = int(count), int(key or 0)
+        elif kind == "top":
+            newest = int(key or 0)
         else:
             counts.setdefault(kind, {})[key] = count
-    facets = Facets(sampled=total > size, size=size)
+    if capped is not None and total > capped:  # the first `size` matches of more
+        facets = Facets(sampled=True, size=size, counted=capped)
+    elif lowest > 0:  # the newest window of more
+        facets = Facets(
+            sampled=True, size=size, counted=total, estimate=estimated(total, lowest, newest)
+        )
+    else:
+        facets = Facets(size=size, counted=total)
 
     def top(kind: str) -> list[tuple[object, int]]:
         found = sorted(counts.get(kind, {}).items(), key=lambda pair: (-pair[1], str(pair[0])))

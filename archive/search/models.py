@@ -50,6 +50,7 @@ class SavedSearch(models.Model):
 
     class Meta:
         ordering = ("-last_run_at",)
+        verbose_name_plural = "saved searches"
         indexes = [models.Index(fields=["name", "-last_run_at"], name="saved_search_recent_idx")]
         constraints = [
             models.UniqueConstraint(

@@ -44,13 +44,18 @@ class FacetValueOut(Schema):
 
 
 class FacetsOut(Schema):
-    """Facet counts of the query (of a sample of its newest matches when `sampled`)."""
+    """Facet counts of the query (of a sample of its newest matches when `sampled`), and
+    how many messages match: `total` when every match was counted; when `sampled`, at
+    least `counted`, and `estimate` about how many in all (null when it cannot be told)."""
 
     chat: list[FacetValueOut]
     sender: list[FacetValueOut]
     source: list[FacetValueOut]
     year: list[FacetValueOut]
     sampled: bool
+    counted: int = 0  # the matches the counts cover
+    total: int | None = None  # every match, when all were counted (not `sampled`)
+    estimate: int | None = None  # about how many match, when `sampled` from the newest
 
 
 class FromSenderOut(Schema):

@@ -185,14 +185,17 @@ def ranked_page(
 
 
 def facet_sample(compiled: Compiled, plan: Plan, sample: int) -> tuple[str, list[str | int]]:
-    """SQL of (chat_id, sender_id, account_id, year) over the newest `sample` candidates
-    of each index that satisfy the query (its facet counts' sample)."""
-    window = _window_sql(compiled, plan, _narrow(plan), _TOP, sample, scored=False)
+    """SQL of (chat_id, sender_id, account_id, year, lo) over the newest `sample` candidates
+    of each index: every match whose rowid is above `lo`, where the windows end (0 when
+    they reached the first message: then these are all the matches). Each window holds
+    one candidate more than counted, so a query with exactly `sample` matches is known
+    whole. At most twice `sample` rows (one window per index)."""
+    window = _window_sql(compiled, plan, _narrow(plan), _TOP, sample + 1, scored=False)
     sql = (
         f"{window.ctes} SELECT m.chat_id, m.sender_id, m.account_id,"
-        " substr(m.sent_at, 1, 4) AS year FROM found"
+        " substr(m.sent_at, 1, 4) AS year, edge.lo AS lo FROM edge CROSS JOIN found"
         " CROSS JOIN archive_message AS m ON m.id = found.rowid"
-        f" WHERE {window.where} LIMIT {sample + 1}"
+        f" WHERE found.rowid > edge.lo AND {window.where}"
     )
     return sql, [*window.params, *window.where_params]
 

@@ -41,10 +41,18 @@ class Person(models.Model):
     """A human the owner knows; holds identities from any number of providers."""
 
     name = models.CharField(max_length=200)
+    # The owner: the one person their own accounts' identities belong to (migration 0025).
+    is_owner = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
+        verbose_name_plural = "people"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_owner"], condition=models.Q(is_owner=True), name="person_one_owner"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name

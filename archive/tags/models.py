@@ -59,6 +59,7 @@ class TagBulk(models.Model):
 
     class Meta:
         ordering = ("-created_at", "-id")
+        verbose_name = "tag-all run"
 
     def __str__(self) -> str:
         return f"tag {self.tag} on {self.query!r}"

@@ -8,6 +8,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from archive.people.services import owner_identities_link
 from archive.store import changes
 from archive.store.domain import Batch, BatchResult, MessageRecord
 from archive.store.effects import STEMS_QUEUED, on_commit_effect
@@ -46,6 +47,7 @@ def batch_record(
     now = timezone.now()
     with transaction.atomic(), sink_writes(), changes.quiet_changes(quiet):
         ctx = context_upsert(batch)
+        _owner_identities(ctx, batch)
         records = _records_by_key(batch)
         stored = stored_messages(ctx, records, batch.deletions)
         pending = updates_plan(ctx, records, stored, result, now)
@@ -61,6 +63,24 @@ def batch_record(
         if then is not None:
             then(result)
     return result
+
+
+def _owner_identities(ctx: Context, batch: Batch) -> None:
+    """The owner's own identities (the account's owner, the senders of what the owner sent)
+    belong to the owner's person from the start. Read from the batch's identities in
+    memory: a batch whose owner identities are all linked already asks the store nothing."""
+    owner = batch.account.owner
+    own = [owner.external_id] if owner is not None else []
+    sent = [m.sender_external_id for m in batch.messages if m.direction == "out"]
+    loose = {
+        ctx.identities[ext].pk
+        for ext in (*own, *sent)
+        if ext and ext in ctx.identities and ctx.identities[ext].person_id is None
+    }
+    if loose:
+        owner_identities_link(
+            identity_ids=loose, accounts_own=[ctx.identities[ext].pk for ext in own]
+        )
 
 
 def _records_by_key(batch: Batch) -> dict[Key, MessageRecord]:
