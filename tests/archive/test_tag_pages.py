@@ -182,7 +182,7 @@ def test_chat_page_with_tags_keeps_its_query_count(
 ) -> None:
     for m in Message.objects.all():
         tags.tag_add(target=tags.tag_target(kind="message", key=m.pk), name=f"t{m.pk % 2}")
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(13):
         html = owner_client.get(f"/chats/{chat.pk}/").content.decode()
     assert html.count('class="tag-chip inline"') == 5
 

@@ -74,8 +74,10 @@ def test_personal_2020_export_imports_every_message(personal: ImportJob) -> None
     assert chat.message_count == 16
     ids = sorted(int(i) for i in Message.objects.values_list("external_id", flat=True))
     assert ids == [1, 2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17, 18]  # gaps kept
-    # No owner is known in a single-chat export: nothing is marked outgoing.
-    assert set(Message.objects.values_list("direction", flat=True)) == {"in"}
+    # A one-to-one chat's id is the other party's: the rest (user1001) is the owner.
+    outgoing = Message.objects.filter(direction="out")
+    assert set(outgoing.values_list("sender__external_id", flat=True)) == {"user1001"}
+    assert not Message.objects.filter(direction="in", sender__external_id="user1001").exists()
 
 
 def test_bare_numeric_from_id_becomes_a_user_identity(personal: ImportJob) -> None:

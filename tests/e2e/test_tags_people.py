@@ -37,6 +37,8 @@ def test_tag_a_message_inline_search_by_it_and_open_the_person(
     assert "Plans are at" in focus.inner_text()
 
     loads = navigations(page)
+    focus.get_by_label("Actions for this message").click()  # the message's menu
+    focus.get_by_role("link", name="Add a tag…").click()
     field = focus.get_by_label("Add a tag")
     field.fill("blueprints")
     field.press("Enter")  # keyboard only
@@ -104,6 +106,8 @@ def test_hostile_export_text_never_runs(
     sign_in(page, live_server)
     chat = Chat.objects.get()
     page.goto(f"{live_server.url}/chats/{chat.pk}/")
+    page.locator("article.msg").first.get_by_label("Actions for this message").click()
+    page.locator("article.msg").first.get_by_role("link", name="Add a tag…").click()
     field = page.locator("article.msg").first.get_by_label("Add a tag")
     field.fill('say "hi"')  # refused: the answer (422) is swapped in with the reason
     field.press("Enter")

@@ -25,7 +25,7 @@ import hashlib
 import io
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -368,13 +368,31 @@ def _chat_fields_later(json_path: Path, chat: _Chat) -> dict[str, Any]:
     return found
 
 
+# One-to-one chats: the chat's id is the other party's user id.
+ONE_TO_ONE = ("personal_chat", "bot_chat")
+
+
+def _owner_side(context: Context, chat: _Chat, item: ImportItem) -> ImportItem:
+    """A one-to-one chat exported on its own names no owner, but its id is the other
+    party's: what anyone else sent there, the owner sent (outbound, shown on the right)."""
+    message = item.message
+    if context.owner_id is not None or message.direction == "out" or not message.sender_external_id:
+        return item
+    chat_id = id_text(chat.fields.get("id"))
+    if chat.fields.get("type") not in ONE_TO_ONE or chat_id is None:
+        return item
+    if message.sender_external_id == f"user{chat_id}":
+        return item
+    return replace(item, message=replace(message, direction="out"))
+
+
 def _item(context: Context, chat: _Chat, raw: Any) -> ImportItem:
     """The message just built, the chat's next, as an ImportItem."""
     assert chat.record is not None
     if not isinstance(raw, dict):
         raise FormatError(context.json_path, chat.position(), "a message is not a JSON object")
     try:
-        return message_item(context, chat.record, raw)
+        return _owner_side(context, chat, message_item(context, chat.record, raw))
     except FormatError:
         raise
     except (BadValue, TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:

@@ -19,7 +19,9 @@ Decisions the format forces (the export holds no ids and no time zone)
   zip and its unpacked `.txt`) land in the same chat.
 - A chat is a group when it has more than two authors or group system lines.
 - The owner is unknown unless `--account NAME` names an author of the file: then NAME's
-  messages are outbound and NAME is the account's own identity.
+  messages are outbound and NAME is the account's own identity. Without it, a one-to-one
+  chat named after one of its two authors was exported by the other: their messages are
+  outbound.
 """
 
 from __future__ import annotations
@@ -212,6 +214,8 @@ class WhatsAppReader:
                 if author.casefold() == owner_key:
                     owner = IdentityRecord(external_id=author, display_name=written, phone=phone)
                     break
+        elif not group:
+            owner_key = _other_author(title, survey)
         account = AccountRecord(
             provider=PROVIDER,
             external_id=options.account_name or DEFAULT_ACCOUNT,
@@ -236,3 +240,15 @@ class WhatsAppReader:
 
 
 READER = WhatsAppReader()
+
+
+def _other_author(title: str, survey: Survey) -> str | None:
+    """A one-to-one chat is named after the other party ("WhatsApp Chat with Ada"): when
+    one of its two authors is that name, the other one exported it (the owner)."""
+    if len(survey.authors) != 2:
+        return None
+    peer = identity_key(clean_name(title))[0].casefold()
+    keys = [key.casefold() for key in survey.authors]
+    if peer not in keys:
+        return None
+    return keys[1 - keys.index(peer)]

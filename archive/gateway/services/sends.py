@@ -16,7 +16,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from archive.connectors.sending import OutboundMessage, SendError, sender_for
+from archive.connectors.sending import OutboundMessage, SendError, send_unready, sender_for
 from archive.gateway.models import Agent, GatewaySettings, SendAttempt, SendOutcome
 from archive.gateway.selectors import agent_sees_chat
 from archive.store import changes
@@ -147,10 +147,30 @@ def _awaiting(send_id: str) -> SendAttempt:
     return attempt
 
 
+def send_permission_check(*, account: Account, permission: str) -> None:
+    """Invalid when `permission` would let messages go (ask, allow) from an account that
+    cannot send them: no live connection (an account known from an export only)."""
+    if permission not in (SendPermission.ASK, SendPermission.ALLOW):
+        return
+    why = send_unready(account.provider, account.external_id)
+    if why:
+        label = SendPermission(permission).label
+        raise Invalid(f"“{label}” cannot be set for {account}: {why}.")
+
+
 @transaction.atomic
 def send_approve(*, send_id: str) -> SendAttempt:
-    """The owner lets an awaiting send go: QUEUED (handed on once the transaction commits)."""
+    """The owner lets an awaiting send go: QUEUED (handed on once the transaction commits).
+    Conflict when its account cannot send now (no live connection): approving would only
+    make it fail."""
     attempt = _awaiting(send_id)
+    account = attempt.account
+    why = send_unready(account.provider, account.external_id) if account is not None else ""
+    if why:
+        raise Conflict(
+            f"Send {send_id} cannot be approved: {why}. Refuse it, or connect the account"
+            " and approve it then."
+        )
     attempt.outcome = SendOutcome.QUEUED
     attempt.save(update_fields=["outcome"])
     _status_changed(attempt)

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from archive.store.domain import AccountRecord, Batch, ChatRecord, MessageRecord
 from archive.store.effects import STEMS_QUEUED, on_commit_effect
-from archive.store.models import Chat, Message, sink_writes
+from archive.store.models import Chat, DeliveryStatus, Message, sink_writes
 from archive.store.sink.record import batch_record
 
 
@@ -73,8 +73,14 @@ def outbound_record(
     return message
 
 
+# Outbound messages that have not gone out (a draft awaiting the owner) or never will
+# (refused, failed): kept for the Sends page, but not what the chat last said.
+UNSENT = (DeliveryStatus.AWAITING, DeliveryStatus.REFUSED, DeliveryStatus.FAILED)
+
+
 def delivery_set(*, message_id: int, status: str, provider_id: str = "") -> None:
-    """Record what became of an outbound message (and the provider's id for it)."""
+    """Record what became of an outbound message (and the provider's id for it); the
+    chat's latest time follows, so an unsent draft never moves its chat up the list."""
     with transaction.atomic(), sink_writes():
         message = Message.objects.filter(pk=message_id).first()
         if message is None:
@@ -85,3 +91,11 @@ def delivery_set(*, message_id: int, status: str, provider_id: str = "") -> None
             message.provider_metadata = {**message.provider_metadata, "provider_id": provider_id}
             fields.append("provider_metadata")
         message.save(update_fields=fields)
+        latest = (
+            Message.objects.filter(chat_id=message.chat_id)
+            .exclude(delivery_status__in=UNSENT)
+            .order_by("-sent_at", "-id")
+            .values_list("sent_at", flat=True)
+            .first()
+        )
+        Chat.objects.filter(pk=message.chat_id).update(last_message_at=latest)
