@@ -5,6 +5,7 @@ were never sent kept out, and a bounded number of queries whatever the window ho
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import date, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -19,7 +20,7 @@ from archive.store.selectors import day_label
 from archive.store.sink import batch_record
 from archive.tags import services as tags
 from tasks.services import project_create, task_create
-from tests.factories import T0, batch, message
+from tests.factories import ACCOUNT, T0, batch, message
 
 pytestmark = pytest.mark.django_db
 
@@ -384,3 +385,21 @@ def test_add_a_tag_without_javascript_opens_the_message_with_its_tag_box(
     )
     assert form and 'name="key" value="' + early.public_id + '"' in form.group(1)
     assert 'aria-label="Add a tag"' in form.group(1)
+
+
+def test_a_reply_quotes_its_parent_as_plain_text(owner_client: Client) -> None:
+    """The quote is the parent's text without its markup (Discord's `**`, here)."""
+    discord = replace(ACCOUNT, provider="discord", external_id="guild-1")
+    batch_record(
+        batch=replace(
+            batch(
+                message("1", "ship the **JSON** ~~HTML~~ today"),
+                message("2", "agreed", sender="bob", minutes=1, reply_to_external_id="1"),
+            ),
+            account=discord,
+        )
+    )
+    chat = Chat.objects.get()
+    html = page(owner_client, chat)
+    quoted = re.findall(r'<span class="quoted">([^<]*)</span>', html)
+    assert quoted == ["ship the JSON HTML today"], quoted
