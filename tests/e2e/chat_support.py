@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from archive.store.domain import AccountRecord, Batch, ChatRecord, IdentityRecord, MessageRecord
 from archive.store.models import Chat
@@ -68,3 +69,12 @@ def long_chat(n: int, *, start: datetime | None = None, title: str = "Weekend Tr
             )
         )
     return Chat.objects.get(external_id="trips")
+
+
+def message_menu_item(page: Any, public_id: str, item: str) -> Any:
+    """Open the actions menu of message `public_id` on the chat page and click `item`."""
+    article = page.locator(f"article#{public_id}")
+    article.hover()
+    article.get_by_label("Actions for this message").click()
+    article.get_by_role("link", name=item).click()
+    return article

@@ -18,6 +18,7 @@ from archive.store.models import Message
 from archive.store.sink import batch_record
 from tasks.models import Project, Task
 from tasks.services import project_create, task_create, task_update
+from tests.e2e.chat_support import message_menu_item
 from tests.e2e.test_import_page import sign_in
 from tests.factories import batch, message
 
@@ -198,12 +199,7 @@ def test_making_a_task_from_a_message_with_no_project_in_the_chat(
     msg = Message.objects.get()
     sign_in(page, live_server)
     page.goto(f"{live_server.url}/chats/{msg.chat_id}/")
-    article = page.locator(f"article#{msg.public_id}")
-    article.hover()
-    menu = article.get_by_label("Actions for this message")
-    if menu.count():  # the message's actions are in a menu
-        menu.click()
-    article.get_by_role("link", name="Make a task").click()
+    article = message_menu_item(page, msg.public_id, "Make a task")
     form = article.locator("form.task-new")
     expect(form.get_by_role("group", name="New project")).to_be_visible()
     form.get_by_label("Key").fill("a")

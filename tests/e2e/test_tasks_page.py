@@ -12,6 +12,7 @@ from archive.store.models import Message
 from archive.store.sink import batch_record
 from tasks.models import Task
 from tasks.services import project_create
+from tests.e2e.chat_support import message_menu_item
 from tests.e2e.test_import_page import sign_in
 from tests.factories import batch, message
 
@@ -26,12 +27,7 @@ def test_make_a_task_from_a_message_and_move_it_to_done(
     msg = Message.objects.get()
     sign_in(page, live_server)
     page.goto(f"{live_server.url}/chats/{msg.chat_id}/")
-    article = page.locator(f"article#{msg.public_id}")
-    article.hover()
-    menu = article.get_by_label("Actions for this message")
-    if menu.count():  # the message's actions are in a menu
-        menu.click()
-    article.get_by_role("link", name="Make a task").click()
+    article = message_menu_item(page, msg.public_id, "Make a task")
     title = article.get_by_label("Title")
     title.wait_for()
     assert title.input_value() == "Can you book the ferry for Saturday?"
