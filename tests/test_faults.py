@@ -72,26 +72,37 @@ def telegram_export(folder: Path, count: int, text: str = "", files: int = 0) ->
 
 @pytest.fixture
 def store_full() -> Iterator[Any]:
-    """`cap(pages)`: the test store may grow by at most `pages` pages, free ones included;
-    the cap is lifted afterwards (it lives on this connection only)."""
+    """`cap(pages)`: the test store may grow by at most `pages` pages. The free pages a
+    long test run leaves in the file are taken first (by a scratch table), so "full"
+    means the same whatever ran before; the cap and the table go afterwards (the cap
+    lives on this connection only)."""
 
     def cap(pages: int = 0) -> None:
         with connection.cursor() as cursor:
-            cursor.execute("PRAGMA page_count")
-            count = cursor.fetchone()[0]
             cursor.execute("PRAGMA freelist_count")
             free = cursor.fetchone()[0]
+            if free:
+                cursor.execute("CREATE TABLE IF NOT EXISTS test_free_pages (filler BLOB)")
+                for _ in range(free):  # a page's worth each, until none is free
+                    cursor.execute("INSERT INTO test_free_pages VALUES (zeroblob(3000))")
+                    cursor.execute("PRAGMA freelist_count")
+                    if not cursor.fetchone()[0]:
+                        break
+            cursor.execute("PRAGMA freelist_count")
+            cap.free = cursor.fetchone()[0]  # type: ignore[attr-defined]
+            cursor.execute("PRAGMA page_count")
+            count = cursor.fetchone()[0]
             cursor.execute(f"PRAGMA max_page_count = {count + pages}")
-        cap.free = free  # type: ignore[attr-defined]
 
     yield cap
     connection.ensure_connection()
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA max_page_count = 4294967294")
+        cursor.execute("DROP TABLE IF EXISTS test_free_pages")
 
 
 def big_text(store_full: Any) -> str:
-    """More text than the store has free pages for."""
+    """More text than the store has room for."""
     return "x" * ((store_full.free + 64) * 4096)
 
 
