@@ -134,30 +134,63 @@ def message_context(
     )
 
 
+BYTES = {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
+BYTES_HEADERS = {
+    "X-Content-SHA256": {
+        "description": "the SHA-256 of the whole file's bytes, in hex",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    },
+    "Content-Disposition": {
+        "description": "attachment, with the file's name",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^attachment"},
+    },
+    "Accept-Ranges": {
+        "description": "bytes: one byte range can be asked for with `Range`",
+        "required": True,
+        "schema": {"type": "string", "enum": ["bytes"]},
+    },
+}
+
+
+def _content_range(description: str, pattern: str) -> dict[str, object]:
+    return {
+        "description": description,
+        "required": True,
+        "schema": {"type": "string", "pattern": pattern},
+    }
+
+
 @router.get(
     "/attachments/{attachment_id}",
     summary="An attachment's bytes (SHA-256 in X-Content-SHA256)",
-    response={**answers(None), 413: ErrorOut},
+    description=(
+        "The whole file (200), or one byte range of it when the request carries "
+        "`Range: bytes=first-last`, `bytes=first-` or `bytes=-suffix` (206, with "
+        "`Content-Range`); a range starting past the end is 416. Several ranges or a "
+        "malformed `Range` get the whole file; so does an `If-Range` other than the ETag "
+        "sent (the bytes' SHA-256, quoted)."
+    ),
+    response={**answers(None), 206: None, 413: ErrorOut, 416: ErrorOut},
     **scope(
         "attachments.read",
         responses={
-            200: {
-                "content": {
-                    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
-                },
+            200: {"content": BYTES, "headers": BYTES_HEADERS},
+            206: {
+                "description": "Partial Content: the byte range asked for",
+                "content": BYTES,
                 "headers": {
-                    "X-Content-SHA256": {
-                        "description": "the SHA-256 of the bytes, in hex",
-                        "required": True,
-                        "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-                    },
-                    "Content-Disposition": {
-                        "description": "attachment, with the file's name",
-                        "required": True,
-                        "schema": {"type": "string", "pattern": "^attachment"},
-                    },
+                    **BYTES_HEADERS,
+                    "Content-Range": _content_range(
+                        "the range sent and the file's size", r"^bytes \d+-\d+/\d+$"
+                    ),
                 },
-            }
+            },
+            416: {
+                "description": "Range Not Satisfiable: the range starts past the end",
+                "headers": {"Content-Range": _content_range("the file's size", r"^bytes \*/\d+$")},
+            },
         },
     ),
 )
@@ -172,4 +205,4 @@ def attachment_bytes(
         raise TooLarge(
             f"attachment: larger than {ATTACHMENT_MAX // (1 << 20)} MB; download it from the page"
         )
-    return attachment_response(download)
+    return attachment_response(request, download)

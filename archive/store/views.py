@@ -177,8 +177,9 @@ def message_permalink(request: HttpRequest, public_id: str) -> HttpResponse:
 
 @require_GET
 def attachment_download_view(request: HttpRequest, public_id: str) -> HttpResponseBase:
-    """The stored bytes, always as a download (never rendered), with their SHA-256."""
-    return attachment_response(attachment_download(public_id=public_id))
+    """The stored bytes, always as a download (never rendered), with their SHA-256; one
+    byte range of them when asked (a player seeking)."""
+    return attachment_response(request, attachment_download(public_id=public_id))
 
 
 @require_GET

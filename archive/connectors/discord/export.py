@@ -18,8 +18,15 @@ the JSON file's folder. Remote urls are kept as metadata and never fetched. A me
 without an id, a time or an author is kept (estimates.py): a content hash for its id, the
 time of its neighbour in the file (else the file's time, marked estimated), no sender.
 
-Owner: the file does not say who exported it (a DM's name is the other side's name, but
-names are neither unique nor stable), so every message is recorded as "in".
+Owner: the file does not say who exported it, so messages are "in" unless a one-to-one DM
+tells. A DM channel is named after the other side: when exactly two people wrote in it and
+exactly one of them goes by the channel's name (username, nickname or `name#discriminator`,
+compared case-insensitively after trimming), the other one exported it — the owner, whose
+messages are "out" and who becomes the account's own identity. `--account NAME` naming one
+of the DM's two authors (by id, username or nickname) picks the owner instead; an account
+name that names neither is only the account's name. Finding the authors costs one extra
+pass over a DM's file before the messages are read (stopped at a third author). Group DMs,
+threads and guild channels name no owner: names are neither unique nor stable there.
 """
 
 from __future__ import annotations
@@ -29,10 +36,13 @@ import mimetypes
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar
 from urllib.parse import unquote
+
+import ijson
 
 from archive.connectors.base import (
     ExportStream,
@@ -208,6 +218,54 @@ def _chat(path: Path, header: dict[str, Any]) -> ChatRecord:
     )
 
 
+def _authors(path: Path, most: int) -> list[dict[str, Any]] | None:
+    """The file's message authors (one per id, in order of their first message), or None
+    once there are more than `most`. A file that breaks off gives those read until then:
+    the messages before the break are the ones imported."""
+    handle, guard = open_guarded(path)
+    found: dict[str, dict[str, Any]] = {}
+    with handle:
+        try:
+            for author in ijson.items(guard, "messages.item.author", use_float=True):
+                author = json_dict(author)
+                key = json_id(author.get("id"))
+                if key and key not in found:
+                    found[key] = author
+                    if len(found) > most:
+                        return None
+        except (FormatError, *PARSE_ERRORS):
+            pass  # the main pass reports where and why
+    return list(found.values())
+
+
+def _names(author: dict[str, Any]) -> set[str]:
+    """The names an author goes by, trimmed and case-folded."""
+    name = json_text(author.get("name")).strip()
+    names = {name, json_text(author.get("nickname")).strip()}
+    discriminator = json_id(author.get("discriminator"))
+    if name and discriminator.strip("0"):
+        names.add(f"{name}#{discriminator}")  # how exports before 2023 named a DM
+    return {each.casefold() for each in names if each}
+
+
+def _dm_owner(path: Path, header: dict[str, Any], options: ReadOptions) -> IdentityRecord | None:
+    """The owner of a one-to-one DM: the author `--account` names, else the one of its two
+    authors who is not the one the channel is named after; None when that is not clear."""
+    authors = _authors(path, most=2)
+    if authors is None or len(authors) != 2:
+        return None
+    wanted = (options.account_name or "").strip().casefold()
+    if wanted:
+        named = [a for a in authors if wanted in _names(a) | {json_id(a.get("id")).casefold()}]
+        if len(named) == 1:
+            return _identity(named[0])
+    peer = json_text(json_dict(header.get("channel")).get("name")).strip().casefold()
+    if not peer:
+        return None
+    others = [author for author in authors if peer not in _names(author)]
+    return _identity(others[0]) if len(others) == 1 else None
+
+
 def _reactions(raw: list[Any]) -> list[dict[str, Any]]:
     reactions = []
     for reaction in raw:
@@ -271,10 +329,13 @@ def _escapes(folder: Path, relative: str) -> bool:
 class _Reader:
     """Reads one opened file: turns its messages into ImportItems."""
 
-    def __init__(self, path: Path, chat: ChatRecord, skipped: Counter[str]) -> None:
+    def __init__(
+        self, path: Path, chat: ChatRecord, skipped: Counter[str], owner_id: str | None = None
+    ) -> None:
         self.path = path
         self.folder = path.parent
         self.chat = chat
+        self.owner_id = owner_id  # whose messages are outbound, when known
         self.skipped = skipped
         self.content_ids = ContentIds()  # for messages without an id
         self.file_time = file_time(path)  # undated messages' provisional time
@@ -391,6 +452,7 @@ class _Reader:
             text=text,
             sender_external_id=sender.external_id if sender else None,
             kind=kind,
+            direction="out" if sender and sender.external_id == self.owner_id else "in",
             reply_to_external_id=reply_to,
             edited_at=edited_at,
             raw_json=json.dumps(raw, ensure_ascii=False, separators=(",", ":")),
@@ -466,13 +528,15 @@ class DiscordReader:
         chat = _chat(path, values)
         count = values.get("messageCount")
         total = count if isinstance(count, int) else tail_message_count(path)
+        owner = _dm_owner(path, values, options) if chat.kind == "dm" else None
         stream = ExportStream(
             format=self.format,
-            account=export_account("discord", options),
+            account=replace(export_account("discord", options), owner=owner),
             items=iter(()),
             total=total,
         )
-        stream.items = neighbours_dated(_Reader(path, chat, stream.skipped).items())
+        owner_id = owner.external_id if owner else None
+        stream.items = neighbours_dated(_Reader(path, chat, stream.skipped, owner_id).items())
         return stream
 
 
