@@ -147,6 +147,7 @@ INSTALLED_APPS = [
     "ninja",
     "archive",
     "tasks",
+    "meetings",
 ]
 
 MIDDLEWARE = [

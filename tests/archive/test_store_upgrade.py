@@ -131,7 +131,8 @@ def _counts() -> dict[str, int]:
 def test_a_released_store_migrates_forward_and_keeps_every_row() -> None:
     executor = MigrationExecutor(connection)
     latest = executor.loader.graph.leaf_nodes()
-    others = [node for node in latest if node[0] not in {"archive", "tasks"}]
+    # Django's own apps and beat at their latest; meetings did not exist at the release.
+    others = [node for node in latest if node[0] not in {"archive", "tasks", "meetings"}]
     executor.migrate(RELEASED)
     executor.loader.build_graph()
     apps = executor.loader.project_state(RELEASED + others).apps
