@@ -88,6 +88,11 @@ class CalendarRead:
     # What could not be read, one sentence each naming the file, line or UID, and what
     # was kept ("invite.ics, UID abc: no DTSTART; the event was skipped").
     problems: tuple[str, ...] = ()
+    # The window the occurrences were expanded for (UTC). A stored occurrence of an event
+    # in this read that lies inside it and is no longer read is marked cancelled. None:
+    # the span of the event's occurrences in the read (nothing outside it is cancelled).
+    window_start: datetime | None = None
+    window_end: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -289,10 +289,18 @@ IMPORT_MAX_ZIP_MEMBER = env_bytes("WIRECAT_IMPORT_MAX_ZIP_MEMBER", "4G")
 IMPORT_MAX_ZIP_RATIO = int(os.environ.get("WIRECAT_IMPORT_MAX_ZIP_RATIO", "200"))
 IMPORT_MAX_BYTES = env_bytes("WIRECAT_IMPORT_MAX_BYTES", "256G")
 IMPORT_DISK_MARGIN = env_bytes("WIRECAT_IMPORT_DISK_MARGIN", "512M")
+# A transcript (.vtt, .srt, Zoom chat .txt) is read up to this size; the cues after it are not kept.
+IMPORT_MAX_TRANSCRIPT = env_bytes("WIRECAT_IMPORT_MAX_TRANSCRIPT", "16M")
 # A message's text past this many characters is kept whole as an attachment, the first part
 # as its text; a batch is written once its messages' text reaches WIRECAT_IMPORT_BATCH_BYTES.
 IMPORT_MAX_TEXT = int(os.environ.get("WIRECAT_IMPORT_MAX_TEXT", "1000000"))
 IMPORT_BATCH_BYTES = env_bytes("WIRECAT_IMPORT_BATCH_BYTES", "64M")
+# Calendars (archive/connectors/ical/): a series is expanded from this many days back to this
+# many ahead, to at most this many occurrences per event; a larger .ics file is refused.
+MEETINGS_PAST_DAYS = int(os.environ.get("WIRECAT_MEETINGS_PAST_DAYS", str(5 * 365)))
+MEETINGS_AHEAD_DAYS = int(os.environ.get("WIRECAT_MEETINGS_AHEAD_DAYS", "730"))
+MEETINGS_MAX_OCCURRENCES = int(os.environ.get("WIRECAT_MEETINGS_MAX_OCCURRENCES", "5000"))
+MEETINGS_MAX_ICS_BYTES = env_bytes("WIRECAT_MEETINGS_MAX_ICS_BYTES", "64M")
 # The Imports page imports a path on the server only under these folders (symlinks
 # resolved), never inside the state folder. WIRECAT_IMPORT_ROOTS: folders separated by
 # os.pathsep (":"); unset, the owner's home; set but empty, no server paths at all.
