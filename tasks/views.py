@@ -15,6 +15,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
 
 from archive.store.models import Message, Person
+from meetings.selectors import segment_line, segment_reference
 from tasks.forms import ProjectForm, TaskNewForm
 from tasks.models import Priority, Project, Status
 from tasks.selectors import board_columns
@@ -163,6 +164,12 @@ def task_new(request: HtmxRequest) -> HttpResponse:
     )
     if source and message is None:
         raise NotFound(f"message {source[:40]!r} does not exist")
+    # Or from a line of a meeting's transcript (`meeting` and `at`, its start in ms).
+    params = request.POST if request.method == "POST" else request.GET
+    said_in, said_at = params.get("meeting", ""), params.get("at", "")
+    line = segment_line(public_id=said_in, at_ms=int(said_at[:15])) if said_at.isdigit() else None
+    if said_in and line is None:
+        raise NotFound("That line of the meeting's transcript does not exist")
     projects = list(Project.objects.filter(archived=False))
     if request.method == "POST":
         form = TaskNewForm(request.POST, projects=projects)
@@ -170,7 +177,7 @@ def task_new(request: HtmxRequest) -> HttpResponse:
             data = form.cleaned_data
             fields: dict[str, Any] = {
                 "title": data["title"],
-                "description": data["description"],
+                "description": data["description"] or (segment_reference(*line) if line else ""),
                 "priority": data["priority"],
                 "due": data["due"],
                 "owner_assigned": True,
@@ -199,8 +206,15 @@ def task_new(request: HtmxRequest) -> HttpResponse:
         title = ""
         if message is not None:
             title = " ".join(message.text.split())[:120] or f"Reply to {message.chat}"
+        elif line is not None:
+            title = " ".join(line[1].text.split())[:120]
         form = TaskNewForm(initial={"title": title}, projects=projects)
-    context = {"message": message, "form": form, "slot": message.public_id if message else "page"}
+    context = {
+        "message": message,
+        "line": line,
+        "form": form,
+        "slot": message.public_id if message else "page",
+    }
     template = "tasks/new.html" + ("#form" if request.htmx else "")
     return render(request, template, context, status=422 if form.errors else 200)
 

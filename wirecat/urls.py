@@ -28,5 +28,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),
     path("tasks/", include("tasks.urls")),
+    path("meetings/", include("meetings.urls")),
     path("", include("archive.urls")),
 ]

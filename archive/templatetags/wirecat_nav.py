@@ -5,7 +5,7 @@ each link in exactly one of the two places for the window's width (wirecat.css, 
 
 - tier 1 (Search, Chats, People, Tasks) is always in the bar;
 - tier 2 (Dashboard, Tags, Import, Sync) is in the bar above 800 px, in "More" below;
-- tier 3 (Agents, Sends, Webhooks) is in the bar above 1080 px, in "More" below;
+- tier 3 (Meetings, Agents, Sends, Webhooks) is in the bar above 1080 px, in "More" below;
 - tier 4 (Admin, API) is always in "More", with Sign out.
 """
 
@@ -38,6 +38,7 @@ _LINKS: tuple[tuple[str, str, int, frozenset[str]], ...] = (
         1,
         frozenset({"archive:chats", "archive:chat", "archive:message", "archive:revisions"}),
     ),
+    ("Meetings", "meetings:calendar", 3, frozenset({"meetings:*"})),
     (
         "People",
         "archive:people",

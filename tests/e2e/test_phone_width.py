@@ -141,7 +141,8 @@ def test_phone_menu_keeps_four_links_and_the_rest_under_more(
     assert panel.is_visible()
     tags = panel.get_by_role("link", name="Tags", exact=True)
     assert tags.get_attribute("aria-current") == "page"
-    for name in ("Dashboard", "Import", "Sync", "Agents", "Sends", "Webhooks", "Admin", "API"):
+    more_links = ("Dashboard", "Meetings", "Import", "Sync", "Agents", "Sends", "Webhooks")
+    for name in (*more_links, "Admin", "API"):
         assert panel.get_by_role("link", name=name, exact=True).is_visible(), name
     assert panel.get_by_role("button", name="Sign out").is_visible()
     tab.screenshot(path=str(artifacts_dir / "phone-menu-open.png"))
@@ -175,7 +176,7 @@ def test_desktop_menu_is_one_row_with_sign_out_under_more(live_server: Any, tab:
     bar = tab.get_by_role("navigation", name="Main")
     shown = [name.strip() for name in bar.locator("> a:visible").all_inner_texts()]
     assert shown == [
-        "Dashboard", "Search", "Chats", "People", "Tasks", "Tags",
+        "Dashboard", "Search", "Chats", "Meetings", "People", "Tasks", "Tags",
         "Import", "Sync", "Agents", "Sends", "Webhooks",
     ]  # fmt: skip
     assert bar.get_by_role("link", name="Sends", exact=True).get_attribute("aria-current") == "page"
@@ -225,8 +226,8 @@ def test_the_menu_fits_one_row_at_every_width(live_server: Any, tab: Any) -> Non
         tab.keyboard.press("Escape")
         # Every page is in exactly one of the two places, whatever the width.
         assert shown | listed == {
-            "Dashboard", "Search", "Chats", "People", "Tasks", "Tags", "Import", "Sync",
-            "Agents", "Sends", "Webhooks", "Admin", "API",
+            "Dashboard", "Search", "Chats", "Meetings", "People", "Tasks", "Tags", "Import",
+            "Sync", "Agents", "Sends", "Webhooks", "Admin", "API",
         }, width  # fmt: skip
         assert not shown & listed, width
 
