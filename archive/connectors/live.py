@@ -29,6 +29,7 @@ from typing import Any, ClassVar, Protocol
 
 from archive.connectors.sending import OutboundMessage
 from archive.store.domain import Batch
+from meetings.domain import CalendarRead
 
 
 class LiveError(Exception):
@@ -70,13 +71,30 @@ class Span:
 
 
 @dataclass(frozen=True)
+class CalendarPull:
+    """What a calendar's live connector read in one page: the changed objects' events
+    (`read`, None when none changed) and the UIDs of events deleted from the calendar.
+    The sync service hands them to meetings' services, in the transaction that records
+    the page's batch (and so its cursor)."""
+
+    kind: str  # meetings' calendar kind ("caldav")
+    key: str  # the calendar's source (a collection's address)
+    name: str = ""
+    read: CalendarRead | None = None
+    gone: tuple[str, ...] = ()
+    fetched: int = 0  # objects fetched or found deleted (the run's figures and budget)
+
+
+@dataclass(frozen=True)
 class Page:
-    """One bounded fetch: `batch` (None when nothing new) carries the cursor after it."""
+    """One bounded fetch: `batch` (None when nothing new) carries the cursor after it;
+    a calendar's connector puts what it read in `calendars` (its batch has no messages)."""
 
     batch: Batch | None
     cursor: dict[str, Any]
     more: bool
     spans: tuple[Span, ...] = ()
+    calendars: tuple[CalendarPull, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,6 +205,7 @@ LIVE_CONNECTORS: dict[str, LiveKind] = {
         login="archive.connectors.telegram.login:LOGIN",
     ),
     "imap": LiveKind("archive.connectors.mail.imap:Imap", "mail"),
+    "caldav": LiveKind("archive.connectors.caldav.live:CalDav", "caldav"),
     # Its class can send where Messages.app is (macOS); the send port does not offer it yet.
     "imessage": LiveKind("archive.connectors.imessage.live:IMessageLive", "imessage"),
 }

@@ -23,6 +23,17 @@ class SyncRow:
     cursor: dict[str, Any]
 
 
+CURSOR_SHOWN = 120  # characters of a cursor's value the page shows
+
+
+def _shown(value: Any) -> Any:
+    """A cursor value as the page shows it: a long one (a calendar's map of its objects)
+    by its size."""
+    if isinstance(value, (dict, list)) and len(str(value)) > CURSOR_SHOWN:
+        return f"{len(value)} entries"
+    return value
+
+
 def sync_row(sync: SyncAccount) -> SyncRow:
     runs = list(sync.runs.all()[:2])
     running = bool(sync.lease_owner)
@@ -41,7 +52,7 @@ def sync_row(sync: SyncAccount) -> SyncRow:
         last_run=finished[0] if finished else None,
         current=current,
         next_run_at=next_run,
-        cursor=dict(cursors.cursor) if cursors else {},
+        cursor={k: _shown(v) for k, v in cursors.cursor.items()} if cursors else {},
     )
 
 

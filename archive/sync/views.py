@@ -50,7 +50,7 @@ def _connected(request: HttpRequest, sync: SyncAccount) -> HttpResponse:
 
 
 # The connect forms the page has besides the token forms (their kind: the posted "kind").
-OTHER_FORMS = ("imap", "imessage")
+OTHER_FORMS = ("imap", "imessage", "caldav")
 
 
 def _page(
@@ -147,10 +147,34 @@ def _imap_connect(request: HttpRequest) -> dict[str, object]:
     return settings
 
 
+def _caldav_connect(request: HttpRequest) -> dict[str, object]:
+    post = request.POST
+    url = post.get("url", "").strip()
+    if (
+        not url.startswith(("https://", "http://"))
+        or len(url) > 500
+        or any(c.isspace() for c in url)
+    ):
+        raise Invalid("calendar address: an http(s) URL such as https://dav.example.org/me/work/")
+    if not post.get("username", "").strip():
+        raise Invalid("user name: needed")
+    if not post.get("password"):
+        raise Invalid("password: needed")
+    return {"url": url, "username": post.get("username", "").strip()[:255]}
+
+
 @require_POST
 def sync_connect_view(request: HttpRequest) -> HttpResponse:
     kind = request.POST.get("kind", "")
     try:
+        if kind == "caldav":
+            sync = sync_connect(
+                kind="caldav",
+                credentials={"password": request.POST.get("password", "")},
+                settings=_caldav_connect(request),
+                interval_seconds=_interval(request.POST.get("interval", "300")),
+            )
+            return _connected(request, sync)
         if kind == "imessage":
             path = request.POST.get("path", "").strip()
             if path and not (path.startswith(("/", "~")) and len(path) < 1000):
@@ -176,7 +200,7 @@ def sync_connect_view(request: HttpRequest) -> HttpResponse:
             return _connected(request, sync)
         forms = token_forms()
         if kind not in forms:
-            raise Invalid(f"kind: one of {', '.join([*forms, 'imap', 'imessage'])}")
+            raise Invalid(f"kind: one of {', '.join([*forms, *OTHER_FORMS])}")
         token = request.POST.get("token", "").strip()
         if not token:
             raise Invalid("token: needed")

@@ -10,6 +10,7 @@
 """
 
 from meetings.services.calendars import CalendarStored, calendar_store
+from meetings.services.forget import events_forget
 from meetings.services.links import meeting_link, meeting_unlink
 from meetings.services.transcripts import TRANSCRIPTS_KEY, transcript_store
 
@@ -17,6 +18,7 @@ __all__ = [
     "TRANSCRIPTS_KEY",
     "CalendarStored",
     "calendar_store",
+    "events_forget",
     "meeting_link",
     "meeting_unlink",
     "transcript_store",

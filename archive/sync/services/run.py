@@ -32,6 +32,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from archive.connectors.live import (
+    CalendarPull,
     CredentialError,
     LiveConnector,
     LiveError,
@@ -46,6 +47,7 @@ from archive.store.staging import batch_staged
 from archive.sync.credentials import SealedError
 from archive.sync.models import SyncAccount, SyncRun, SyncState
 from archive.sync.services.accounts import sync_opened
+from meetings.services import calendar_store, events_forget
 from wirecat.errors import Invalid, NotFound
 
 log = logging.getLogger(__name__)
@@ -303,9 +305,12 @@ class _Pages:
     lease: _Lease
     repair_since: datetime | None
     pending: list[Batch] = field(default_factory=list)
+    calendars: list[CalendarPull] = field(default_factory=list)  # a calendar connector's
     first_at: float = 0.0  # time.monotonic() when the first pending page was fetched
 
     def add(self, page: Page) -> None:
+        self.calendars.extend(page.calendars)
+        self.run.fetched += sum(pull.fetched for pull in page.calendars)
         if page.batch is None:
             return
         if not self.pending:
@@ -319,6 +324,7 @@ class _Pages:
 
     def due(self) -> bool:
         held = sum(len(batch.messages) for batch in self.pending)
+        held += sum(pull.fetched for pull in self.calendars)
         return held >= FLUSH_MESSAGES or time.monotonic() - self.first_at >= FLUSH_SECONDS
 
     def record(self) -> None:
@@ -326,7 +332,9 @@ class _Pages:
         if not self.pending:
             return
         batch = _merged(self.pending)
+        pulls = list(self.calendars)
         self.pending.clear()  # recorded or refused, never tried twice
+        self.calendars.clear()
         if self.repair_since is not None:  # a repair re-reads behind the live cursor
             batch = replace(batch, cursor=None)
         batch, unreadable = batch_staged(batch)
@@ -336,8 +344,12 @@ class _Pages:
                 self.sync.public_id,
                 unreadable,
             )
-        result = batch_record(batch=batch, quiet=self.repair_since is not None)  # not news
         run = self.run
+        result = batch_record(
+            batch=batch,
+            quiet=self.repair_since is not None,  # not news
+            then=(lambda _result: _calendars_store(pulls, run)) if pulls else None,
+        )
         run.added += result.added
         run.updated += result.updated
         run.deleted += result.tombstoned
@@ -349,6 +361,23 @@ class _Pages:
             deleted=run.deleted,
             pages=run.pages,
         )
+
+
+def _calendars_store(pulls: list[CalendarPull], run: SyncRun) -> None:
+    """A calendar connector's pages into meetings, inside the transaction that records
+    their batch's cursor: the events read, then the deleted ones' coming meetings
+    cancelled (never deleted). Events count as the run's added and updated; events
+    deleted at the source as its deleted."""
+    for pull in pulls:
+        if pull.read is not None:
+            stored = calendar_store(kind=pull.kind, key=pull.key, read=pull.read, name=pull.name)
+            run.added += stored.events_added
+            run.updated += stored.events_updated
+            for problem in stored.problems[:20]:
+                log.warning("sync %s: %s", run.sync_account_id, problem)
+        if pull.gone:
+            events_forget(kind=pull.kind, key=pull.key, uids=pull.gone)
+            run.deleted += len(pull.gone)
 
 
 def _merged(batches: list[Batch]) -> Batch:

@@ -1,0 +1,1 @@
+"""CalDAV, live: one calendar collection pulled with the `caldav` library (live.py)."""
