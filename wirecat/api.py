@@ -29,6 +29,7 @@ from archive.search.api import router as search_router
 from archive.store.api import router as store_router
 from archive.tags.api import router as tags_router
 from archive.web.api import AgentToken
+from meetings.api import router as meetings_router
 from tasks.api import router as tasks_router
 from wirecat.db.faults import store_fault
 from wirecat.errors import RateLimited, WireCatError
@@ -174,5 +175,6 @@ for router in (
     gateway_router,
     store_router,
     tasks_router,
+    meetings_router,
 ):
     api.add_router("/", router)

@@ -74,6 +74,11 @@ def _beat_schedule(heartbeat_seconds: int) -> dict[str, dict[str, object]]:
             "schedule": 60.0,
             "options": {"expires": 55.0},
         },
+        "meetings-stems-drain": {
+            "task": "archive.jobs.meetings_stems_drain",
+            "schedule": 60.0,
+            "options": {"expires": 55.0},
+        },
         "webhooks-deliver": {
             "task": "archive.jobs.webhooks_deliver",
             "schedule": 10.0,

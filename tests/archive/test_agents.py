@@ -142,7 +142,9 @@ def call(client: Client, method: str, url: str, body: Any, **headers: str) -> An
         return client.get(url, **headers)
     if method == "delete":
         return client.delete(url, **headers)
-    return client.post(url, json.dumps(body or {}), content_type="application/json", **headers)
+    return client.generic(  # post, put, patch: the operation's own method
+        method.upper(), url, json.dumps(body or {}), content_type="application/json", **headers
+    )
 
 
 def test_every_operation_declares_a_scope_and_refuses_agents_without_it(

@@ -47,6 +47,7 @@ from archive.tags.services import tag_add, tag_target
 from tasks.services import project_create, task_create
 from tests.contract import formats
 from tests.factories import batch, message
+from tests.meetings import search_factories as meetings
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -73,7 +74,8 @@ CHECKS = {
 @pytest.fixture
 def archive(db: None) -> None:
     """Something of everything, so that requests reach past 404: two chats, people, a
-    tag, a project with a task, an attachment with its bytes and one without."""
+    tag, a project with a task, an attachment with its bytes and one without, a meeting
+    with a transcript."""
     blob = blob_put(io.BytesIO(b"%PDF-1.4 bytes"))
     stored = AttachmentRecord(
         external_id="f",
@@ -106,6 +108,10 @@ def archive(db: None) -> None:
     tag_add(target=tag_target(kind="message", key=first.public_id), name="follow-up")
     project_create(key="HOME", name="Home")
     task_create(project="HOME", title="Call the plumber", messages=[first.public_id])
+    planning = meetings.meeting(
+        "Planning", organizer=("Alice", "alice@example.org"), participants=[("Bob", "b@x.org")]
+    )
+    meetings.transcript(planning, [("Alice", "the plumber comes on Friday"), ("Bob", "fine")])
 
 
 @pytest.fixture

@@ -32,6 +32,8 @@ SCOPES = {
     "attachments.read": "download attachment bytes",
     "tasks.read": "read projects, tasks and their history",
     "tasks.write": "create and change tasks (each change an event with the agent as actor)",
+    "meetings.read": "read meetings, their participants and transcripts, and search them",
+    "meetings.write": "store transcripts of meetings (the agent and its model are kept)",
 }
 MARK_MAX = 1_000
 _PREFIX = "wct_"

@@ -1,4 +1,5 @@
-"""`wirecat search "QUERY" [--sort S] [--limit N] [--json]`: the page's search, in a shell."""
+"""`wirecat search "QUERY" [--sort S] [--limit N] [--json] [--meetings]`: the page's search,
+in a shell; `--meetings` searches what was said in meetings instead of messages."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.search.selectors import MAX_LIMIT, SORTS, message_search
 from archive.search.services.searches import search_run, search_run_record
+from meetings.selectors import MeetingSearchPage, meeting_search
 from wirecat.errors import Invalid
 
 
@@ -21,10 +23,19 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=20, help=f"at most {MAX_LIMIT}")
         parser.add_argument("--cursor", help="the cursor a previous page printed")
         parser.add_argument("--json", action="store_true", help="print the hits as JSON lines")
+        parser.add_argument(
+            "--meetings", action="store_true", help="search transcripts and meetings instead"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         query: str = options["query"]
         try:
+            if options["meetings"]:
+                self._meetings(
+                    meeting_search(query=query, cursor=options["cursor"], limit=options["limit"]),
+                    as_json=options["json"],
+                )
+                return
             page = message_search(
                 query=query, sort=options["sort"], cursor=options["cursor"], limit=options["limit"]
             )
@@ -71,3 +82,34 @@ class Command(BaseCommand):
                 self.stdout.write(f"More: --cursor {page.next_cursor}")
         if run is not None:  # once the answer is printed, as the page and the API do
             search_run_record(run=run)
+
+    def _meetings(self, page: MeetingSearchPage, *, as_json: bool) -> None:
+        for hit in page.hits:
+            meeting, segment = hit.meeting, hit.segment
+            at = segment.start_ms // 1000 if segment is not None else None
+            if as_json:
+                found: dict[str, object] = {"meeting": meeting.public_id, "title": meeting.title}
+                found |= {"start": meeting.start.isoformat(), "score": hit.score}
+                if segment is not None:
+                    found |= {"seq": segment.seq, "speaker": segment.speaker}
+                    found |= {"start_ms": segment.start_ms, "text": segment.text}
+                self.stdout.write(json.dumps(found, ensure_ascii=False))
+                continue
+            marked = "".join(
+                self.style.WARNING(part.text) if part.hit else part.text for part in hit.snippet
+            )
+            said = ""
+            if at is not None:
+                said = f" at {at // 3600:02d}:{at // 60 % 60:02d}:{at % 60:02d}"
+                said += f", {segment.speaker or 'someone'}" if segment is not None else ""
+            self.stdout.write(
+                f"{meeting.start:%Y-%m-%d %H:%M}  {meeting.title or 'Untitled'}{said}"
+                f"  {meeting.public_id}\n    {' '.join(marked.split())}"
+            )
+        if not as_json:
+            if not page.hits:
+                self.stdout.write(
+                    "Nothing said in meetings matches." if page.parsed else "Give a query."
+                )
+            elif page.next_cursor:
+                self.stdout.write(f"More: --cursor {page.next_cursor}")

@@ -1,0 +1,346 @@
+"""The meetings search selector: what was said in meetings, and their titles and descriptions.
+
+The query language is the messages' (`archive.search`'s parser, read through its public
+face): words, "phrases", prefix*, *infix*, -excluded, OR, parentheses, `exact:`, and the
+operators a meeting can answer: `from:` (who said it; for a meeting's own title or
+description, a participant or the organizer), `in:` (the calendar), `before:`, `after:`,
+`on:` (the meeting's start, read as the messages' search reads a date). Operators only a
+message has (`has:`, `is:`, `source:`, `filename:`, `tag:`) are refused with a sentence.
+
+A hit is one document of the words index (migration 0002): a transcript segment (the
+meeting, the line's seq, speaker and the millisecond it was said) or a meeting (its title
+or description). Every term must hold in that one document. Words also match by their
+stems (the messages' analyzer, `meetings.search_index`); infixes and terms with
+punctuation match as substrings. Hits are ranked by bm25 (a title counts twice the text),
+exact forms above stem-only ones, then the newest meeting first; snippets are the
+messages' own (`archive.search.selectors.snippet`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection
+
+from archive.search.selectors import (
+    Filter,
+    Group,
+    Node,
+    compile_query,
+    parse,
+    snippet,
+    to_json,
+)
+from archive.search.selectors import Segment as SnippetPart
+from archive.search.services.index import Analyzer
+from meetings.models import Meeting, Segment
+from meetings.search_index import meeting_stems_for_search
+from wirecat.errors import Invalid
+
+MAX_LIMIT = 100
+MAX_QUERY_CHARS = 2_000  # the parser's own limit (archive.search.parser), for the API's schema
+MAX_OFFSET = 1_000_000
+# bm25 weights of the words index's columns: title, body (a segment's text, a description).
+TITLE_WEIGHT, BODY_WEIGHT = 2.0, 1.0
+# The operators a meeting answers (the parser's names: `in:` is "chat").
+ANSWERED = ("from", "chat", "before", "after", "on")
+REFUSED = (
+    'meetings are searched by words, "phrases", from:, in: (a calendar), before:, after:'
+    " and on:; {name}: is for messages"
+)
+
+
+@dataclass(frozen=True)
+class MeetingHit:
+    """A line of a transcript (`segment` set: who, and when from the recording's start), or
+    a meeting whose title or description matched (`segment` None)."""
+
+    meeting: Meeting
+    segment: Segment | None
+    score: float | None  # bm25, lower is better; None when not ranked by words
+    snippet: tuple[SnippetPart, ...]
+
+    @property
+    def kind(self) -> str:
+        return "meeting" if self.segment is None else "segment"
+
+    @property
+    def start_ms(self) -> int | None:
+        return self.segment.start_ms if self.segment is not None else None
+
+
+@dataclass
+class MeetingSearchPage:
+    query: str
+    parsed: dict[str, Any] | None
+    hits: list[MeetingHit] = field(default_factory=list)
+    next_cursor: str | None = None
+    # Documents wait for their stems (or the stems are being rebuilt): a word's other forms
+    # are found only in what the stems index holds; the words as written everywhere.
+    stems_behind: bool = False
+
+
+def _fts_string(text: str) -> str:
+    """An FTS5 string literal (as archive.search.compiler.fts_string): user text is never
+    MATCH syntax."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _like(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _cursor_offset(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    try:
+        raw = base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii")
+        offset = int(raw.removeprefix("m"))
+    except (ValueError, binascii.Error, UnicodeError) as exc:
+        raise Invalid("cursor: not a cursor this search gave out") from exc
+    if not raw.startswith("m") or not 0 <= offset <= MAX_OFFSET:
+        raise Invalid("cursor: not a cursor this search gave out")
+    return offset
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"m{offset}".encode()).decode().rstrip("=")
+
+
+def _check(node: Node) -> None:
+    """Refuse what a meeting cannot answer, before any SQL is made."""
+    if isinstance(node, Group):
+        for item in node.items:
+            _check(item)
+    elif isinstance(node, Filter) and node.name not in ANSWERED:
+        raise Invalid(REFUSED.format(name=node.name))
+
+
+def _positive_terms(node: Node) -> list[Node]:
+    if isinstance(node, Group):
+        if node.negated:
+            return []
+        return [term for item in node.items for term in _positive_terms(item)]
+    if isinstance(node, Filter) or node.negated:
+        return []
+    return [node]
+
+
+def _word_match(node: Node) -> str | None:
+    if isinstance(node, Group | Filter) or node.negated:
+        return None
+    if node.kind not in ("word", "phrase", "prefix"):
+        return None
+    return _fts_string(node.text) + ("*" if node.kind == "prefix" else "")
+
+
+def _rank_match(node: Node) -> str | None:
+    """What bm25 ranks by: the positive words of a top-level AND, or of a word-only OR."""
+    if not isinstance(node, Group):
+        return _word_match(node)
+    if node.negated:
+        return None
+    parts = [_word_match(item) for item in node.items]
+    if node.op == "and":
+        found = [part for part in parts if part]
+        return " AND ".join(found) if found else None
+    if all(parts):
+        return " OR ".join(part for part in parts if part)
+    return None
+
+
+class _Compiler:
+    """SQL over `m` (meetings_meeting) and, for segments, `s` (meetings_segment)."""
+
+    def __init__(self, *, segments: bool, now: datetime, analyzer: Analyzer | None) -> None:
+        self.segments = segments
+        self.now = now
+        self.analyzer = analyzer
+        self.params: list[str] = []
+        # The document's id and the parity of its rowid in the words index.
+        self.doc_id, self.parity = ("s.id", 0) if segments else ("m.id", 1)
+        self.text = "s.text" if segments else "(m.title || ' ' || m.description)"
+
+    def node(self, node: Node) -> str:
+        if isinstance(node, Group):
+            joiner = " AND " if node.op == "and" else " OR "
+            sql = "(" + joiner.join(self.node(item) for item in node.items) + ")"
+        elif isinstance(node, Filter):
+            sql = self.filter(node)
+        else:
+            sql = self.term(node)
+        return f"NOT {sql}" if node.negated else sql
+
+    def _index(self, table: str, match: str) -> str:
+        self.params.append(match)
+        return (
+            f"{self.doc_id} IN (SELECT rowid >> 1 FROM {table} WHERE {table} MATCH %s"
+            f" AND (rowid & 1) = {self.parity})"
+        )
+
+    def term(self, node: Node) -> str:
+        assert not isinstance(node, Group | Filter)
+        if node.kind in ("word", "phrase", "prefix"):
+            match = _fts_string(node.text) + ("*" if node.kind == "prefix" else "")
+            words = self._index("meeting_words", match)
+            stems = self.analyzer.word_stems(node.text) if self.analyzer else ()
+            if node.kind != "word" or node.exact or not stems:
+                return words
+            alternatives = " OR ".join(_fts_string(stem) for stem in stems)
+            return f"({words} OR {self._index('meeting_stems', alternatives)})"
+        # infix and substring: a bounded scan of the text
+        self.params.append(_like(node.text))
+        return f"({self.text} LIKE %s ESCAPE '\\')"
+
+    def filter(self, node: Filter) -> str:
+        value = node.value
+        if node.name == "from":
+            return self._from(value, exact=node.exact)
+        if node.name == "chat":
+            self.params.extend([_like(value), value])
+            return (
+                "(m.calendar_id IN (SELECT c.id FROM meetings_calendar AS c"
+                " WHERE c.name LIKE %s ESCAPE '\\' OR c.public_id = %s))"
+            )
+        # before, after, on: the messages' compiler reads the date (its bound parameters
+        # are the day range's [start, end) as the store holds times), so one query means
+        # the same days in both searches.
+        bounds = compile_query(Filter(node.name, value), now=self.now).params
+        if node.name == "before":
+            self.params.append(bounds[0])
+            return "(m.start < %s)"
+        if node.name == "after":
+            self.params.append(bounds[0])
+            return "(m.start >= %s)"
+        self.params.extend(bounds[:2])
+        return "(m.start >= %s AND m.start < %s)"
+
+    def _from(self, value: str, *, exact: bool) -> str:
+        """A quoted name is that whole name (or address); a bare one, any name with a word
+        starting so, or an address starting so."""
+        if exact:
+            names = "lower({0}) = lower(%s)"
+            name_params = [value]
+        else:
+            names = "({0} LIKE %s ESCAPE '\\' OR {0} LIKE %s ESCAPE '\\')"
+            prefix = _like(value)[1:]  # `value%`
+            name_params = [prefix, "% " + prefix]
+        if self.segments:
+            self.params.extend(name_params)
+            return f"({names.format('s.speaker')})"
+        email = "lower({0}) = lower(%s)" if exact else "{0} LIKE %s ESCAPE '\\'"
+        email_param = value if exact else _like(value)[1:]
+        self.params.extend([*name_params, email_param, *name_params, email_param])
+        return (
+            "(m.id IN (SELECT p.meeting_id FROM meetings_participant AS p"
+            f" WHERE {names.format('p.name')} OR {email.format('p.email')})"
+            " OR m.event_id IN (SELECT e.id FROM meetings_event AS e"
+            f" WHERE {names.format('e.organizer_name')}"
+            f" OR {email.format('e.organizer_email')}))"
+        )
+
+
+def meeting_search(
+    *,
+    query: str,
+    cursor: str | None = None,
+    limit: int = 20,
+    now: datetime | None = None,
+) -> MeetingSearchPage:
+    """One page of the transcript lines and meetings matching `query`, best first. Raises
+    Invalid (QuerySyntaxError, with its position, for the query itself; a sentence for an
+    operator meetings cannot answer, a bad cursor or limit) and nothing else for any
+    input."""
+    if not 1 <= limit <= MAX_LIMIT:
+        raise Invalid(f"limit: between 1 and {MAX_LIMIT}")
+    tree = parse(query)
+    page = MeetingSearchPage(query=query, parsed=to_json(tree))
+    if tree is None:
+        return page
+    _check(tree)
+    offset = _cursor_offset(cursor)
+    stems = meeting_stems_for_search()
+    page.stems_behind = stems.behind
+    moment = now or datetime.now(UTC)
+    segments = _Compiler(segments=True, now=moment, analyzer=stems.analyzer)
+    meetings = _Compiler(segments=False, now=moment, analyzer=stems.analyzer)
+    segment_where, meeting_where = segments.node(tree), meetings.node(tree)
+    rank_match = _rank_match(tree)
+    params: list[str | int | float] = []
+    sql: list[str] = []
+    if rank_match is not None:
+        # Scored once, as a table (joined as a subquery, the MATCH would run per row).
+        sql.append(
+            "WITH rank AS MATERIALIZED (SELECT rowid AS doc, bm25(meeting_words, %s, %s)"
+            " AS score FROM meeting_words WHERE meeting_words MATCH %s) "
+        )
+        params.extend([TITLE_WEIGHT, BODY_WEIGHT, rank_match])
+        segment_score, meeting_score = "rank.score", "rank.score"
+        segment_join = " LEFT JOIN rank ON rank.doc = s.id * 2"
+        meeting_join = " LEFT JOIN rank ON rank.doc = m.id * 2 + 1"
+    else:
+        segment_score = meeting_score = "NULL"
+        segment_join = meeting_join = ""
+    sql.append(
+        f"SELECT kind, id, score FROM (SELECT 0 AS kind, s.id AS id, {segment_score} AS score,"
+        " m.start AS start, s.seq AS seq FROM meetings_segment AS s"
+        " JOIN meetings_transcript AS t ON t.id = s.transcript_id"
+        f" JOIN meetings_meeting AS m ON m.id = t.meeting_id{segment_join}"
+        f" WHERE {segment_where}"
+        f" UNION ALL SELECT 1, m.id, {meeting_score}, m.start, -1 FROM meetings_meeting AS m"
+        f"{meeting_join} WHERE {meeting_where})"
+        " ORDER BY score IS NULL, score, start DESC, id DESC, kind DESC, seq"
+        " LIMIT %s OFFSET %s"
+    )
+    params.extend([*segments.params, *meetings.params, limit + 1, offset])
+    with connection.cursor() as db:
+        db.execute("".join(sql), params)
+        rows = db.fetchall()
+    if len(rows) > limit:
+        page.next_cursor = _cursor(offset + limit)
+    rows = rows[:limit]
+    found_segments = Segment.objects.select_related(
+        "transcript__meeting__calendar", "transcript__meeting__event"
+    ).in_bulk([row[1] for row in rows if row[0] == 0])
+    found_meetings = Meeting.objects.select_related("calendar", "event").in_bulk(
+        [row[1] for row in rows if row[0] == 1]
+    )
+    terms = _positive_terms(tree)
+    highlights = (
+        compile_query(Group("and", tuple(terms)), analyzer=stems.analyzer).highlights
+        if terms
+        else []
+    )
+    for kind, row_id, score in rows:
+        ranked = float(score) if score is not None else None
+        if kind == 0:
+            segment = found_segments.get(row_id)
+            if segment is None:
+                continue
+            page.hits.append(
+                MeetingHit(
+                    meeting=segment.transcript.meeting,
+                    segment=segment,
+                    score=ranked,
+                    snippet=snippet(segment.text, highlights),
+                )
+            )
+        else:
+            meeting = found_meetings.get(row_id)
+            if meeting is None:
+                continue
+            text = " — ".join(part for part in (meeting.title, meeting.description) if part)
+            page.hits.append(
+                MeetingHit(
+                    meeting=meeting,
+                    segment=None,
+                    score=ranked,
+                    snippet=snippet(text, highlights),
+                )
+            )
+    return page
