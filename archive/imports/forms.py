@@ -12,7 +12,8 @@ class ImportForm(forms.Form):
         required=False,
         label="Upload an export",
         help_text="Telegram result.json, DiscordChatExporter .json, WhatsApp .txt or .zip, "
-        "chat.db, mbox or .eml, Slack export .zip.",
+        "chat.db, mbox or .eml, Slack export .zip; a calendar .ics; a transcript .vtt or .srt, "
+        "or a Zoom chat .txt.",
     )
     path = forms.CharField(
         required=False,
@@ -26,6 +27,20 @@ class ImportForm(forms.Form):
         max_length=255,
         label="Account name",
         help_text="Optional: the name of your account these messages belong to.",
+    )
+    meeting = forms.CharField(
+        required=False,
+        max_length=300,
+        label="Attach a transcript to a meeting",
+        help_text="Optional, for a transcript: the meeting's id (mtg_…) or its page's address."
+        " Without it, the transcript joins the meeting its time overlaps.",
+    )
+    recording_start = forms.DateTimeField(
+        required=False,
+        label="The recording began at",
+        help_text="Optional, for a transcript whose file does not say when it was recorded"
+        " (your time zone).",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
     )
 
     def __init__(self, *args: Any, formats: dict[str, str], **kwargs: Any) -> None:

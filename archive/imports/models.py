@@ -47,6 +47,12 @@ class ImportJob(models.Model):
     # import neither loses nor repeats them); `skipped` merges these with the reader's.
     staged_skips = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True)  # messages naming file and position
+    # A meeting file (a calendar or a transcript; archive/imports/meetings.py): the meeting
+    # the owner picked for a transcript (its public id), when the recording began if the
+    # owner said so, and what the import wrote (the counts the pages and command show).
+    meeting = models.CharField(max_length=40, blank=True)
+    recording_start = models.DateTimeField(null=True, blank=True)
+    outcome = models.JSONField(default=dict, blank=True)
     cancel_requested = models.BooleanField(default=False)
     worker_pid = models.IntegerField(null=True, blank=True)
     chats = models.ManyToManyField(Chat, blank=True, related_name="imports")

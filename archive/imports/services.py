@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -34,7 +35,13 @@ from archive.connectors.base import (
     import_preflight,
     item_weight,
 )
-from archive.connectors.registry import reader_for
+from archive.connectors.registry import (
+    MeetingReader,
+    import_reader_for,
+    meeting_reader_for,
+    reader_for,
+)
+from archive.imports.meetings import meeting_file_import, meeting_picked
 from archive.imports.models import ImportJob, ImportStatus
 from archive.imports.reading import ExportItems
 from archive.store.domain import Batch, BatchResult
@@ -118,12 +125,25 @@ def import_job_create(
     format_name: str | None = None,
     account_name: str | None = None,
     resume: bool = True,
+    meeting: str = "",
+    recording_start: datetime | None = None,
 ) -> ImportJob:
     """A job for `source`, or the unfinished job of the same export to resume.
 
-    Refuses, naming the accepted formats, a file no reader recognises.
+    Refuses, naming the accepted formats, a file no reader recognises. A meeting file (a
+    calendar or a transcript, `meeting_reader_for`) is detected after the message exports;
+    `meeting` (a meeting's id) and `recording_start` say where a transcript belongs when
+    the owner knows better than its times.
     """
-    reader = reader_for(source, format_name)
+    reader = import_reader_for(source, format_name)
+    if isinstance(reader, MeetingReader):
+        return _meeting_job_create(
+            source=source,
+            source_name=source_name,
+            reader=reader,
+            meeting=meeting,
+            recording_start=recording_start,
+        )
     fingerprint = _fingerprint(source)
     if resume:
         earlier = (
@@ -143,6 +163,30 @@ def import_job_create(
         fingerprint=fingerprint,
         format=reader.format,
         account_name=account_name or "",
+    )
+
+
+def _meeting_job_create(
+    *,
+    source: Path,
+    source_name: str,
+    reader: MeetingReader,
+    meeting: str,
+    recording_start: datetime | None,
+) -> ImportJob:
+    """A job for one meeting file. Always a new one: the file is read whole, and storing
+    it again changes nothing, so there is nothing to resume."""
+    if meeting and reader.kind != "transcript":
+        raise Invalid(f"{source_name or source.name}: only a transcript is attached to a meeting")
+    if meeting:
+        meeting = meeting_picked(meeting).public_id
+    return ImportJob.objects.create(
+        source=str(source),
+        source_name=source_name or source.name,
+        fingerprint=_fingerprint(source),
+        format=reader.format,
+        meeting=meeting,
+        recording_start=recording_start if reader.kind == "transcript" else None,
     )
 
 
@@ -288,6 +332,9 @@ def import_run(
     job = _claim(job_id)
     if job.cancel_requested:
         return _finish(job, ImportStatus.CANCELLED)
+    meeting_file = meeting_reader_for(Path(job.source), job.format) if job.format else None
+    if meeting_file is not None:
+        return _meeting_import(job, meeting_file, progress)
     # History is not news: imported messages reach the changes feed, not the webhooks.
     with _bulk_writes(), fts_bulk_writes(), quiet_changes():
         return _import(job, size, progress)
@@ -405,6 +452,32 @@ def _import(job: ImportJob, size: int, progress: Progress | None) -> ImportJob:
             source.close()
         if stream is not None and stream.close is not None:
             stream.close()
+
+
+def _meeting_import(job: ImportJob, reader: MeetingReader, progress: Progress | None) -> ImportJob:
+    """A calendar or transcript file read and stored in one go (archive/imports/meetings.py)."""
+    try:
+        import_preflight(Path(job.source))
+        outcome, problems = meeting_file_import(job, reader)
+    except (FormatError, Invalid, NotFound) as exc:
+        return _fail(job, str(exc), None, progress)
+    except (OSError, UnicodeError, ValueError, sqlite3.DatabaseError, DatabaseError) as exc:
+        fault = store_fault(exc)
+        reason = str(fault) if fault else f"{job.source_name}: {type(exc).__name__}: {exc}"
+        return _fail(job, reason, None, progress)
+    except Exception as exc:  # a bug: the job is failed with it, never left "running"
+        _fail(job, f"{type(exc).__name__}: {exc}", None, progress)
+        raise
+    done = outcome.get("meetings", outcome.get("segments", 0))
+    ImportJob.objects.filter(pk=job.pk).update(
+        outcome=outcome,
+        errors=problems,
+        total=done,
+        position=done,
+        added=outcome.get("meetings_added", 0),
+        updated=outcome.get("meetings_updated", 0),
+    )
+    return _finish(job, ImportStatus.DONE, None, progress)
 
 
 def _skips(stream: ExportStream | None, source: ExportItems | None) -> Mapping[str, int] | None:

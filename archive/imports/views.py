@@ -27,7 +27,10 @@ from wirecat.errors import Conflict, NotFound, WireCatError
 
 @require_http_methods(["GET", "POST"])
 def imports(request: HtmxHttpRequest) -> HttpResponse:
-    form = ImportForm(request.POST or None, request.FILES or None, formats=formats())
+    initial = {"meeting": request.GET.get("meeting", "")[:300]}
+    form = ImportForm(
+        request.POST or None, request.FILES or None, formats=formats(), initial=initial
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -42,6 +45,8 @@ def imports(request: HtmxHttpRequest) -> HttpResponse:
                 source_name=name,
                 format_name=data["format"] or None,
                 account_name=data["account"] or None,
+                meeting=data["meeting"].strip(),
+                recording_start=data["recording_start"],
             )
         except WireCatError as exc:
             form.add_error(None, str(exc))

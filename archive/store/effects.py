@@ -29,6 +29,9 @@ _handlers: dict[str, list[Handler]] = {}
 
 # The effects the store asks for.
 STEMS_QUEUED = "store.stems_queued"  # messages wait in the stems queue (added, edited, purged)
+# A calendar file (an invitation in a mail: text/calendar, .ics) was stored as an
+# attachment; args: public_id (the attachment's). Meetings' jobs read it.
+CALENDAR_STORED = "store.calendar_stored"
 
 
 def effect_connect(name: str, handler: Handler) -> None:

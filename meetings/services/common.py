@@ -21,12 +21,14 @@ def chunks(items: Sequence[T], size: int = BATCH) -> Iterator[Sequence[T]]:
 
 
 def actor_clean(actor: str) -> str:
-    """ "owner" or "agent:<name>", as the archive's audit rows write them."""
+    """ "owner", "agent:<name>" or "system" (WireCat itself: an invitation read from a
+    mail), as the archive's audit rows write them."""
     actor = str(actor or "").strip()
-    if actor == "owner":
+    if actor in ("owner", "system"):
         return actor
     if actor.startswith("agent:") and actor[len("agent:") :].strip() and len(actor) <= ACTOR_MAX:
         return actor
     raise Invalid(
-        f'actor: "owner" or "agent:<name>" (at most {ACTOR_MAX} characters), not {actor!r}'
+        f'actor: "owner", "system" or "agent:<name>" (at most {ACTOR_MAX} characters), '
+        f"not {actor!r}"
     )

@@ -1,22 +1,35 @@
 """`wirecat import PATH… [--format F] [--account NAME]`: pour export files into the archive
-with a progress bar and a summary. An interrupted import of the same file resumes."""
+with a progress bar and a summary. An interrupted import of the same file resumes.
+
+Calendars (.ics) and transcripts (.vtt, .srt, a Zoom chat .txt) are imported the same way,
+detected from their content; `--meeting` attaches a transcript to the meeting it names,
+`--start` says when its recording began (it then joins the meeting it overlaps)."""
 
 from __future__ import annotations
 
+from argparse import ArgumentTypeError
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from tqdm import tqdm
 
-from archive.connectors.registry import formats
+from archive.connectors.registry import MEETING_FORMATS, formats
 from archive.imports.models import ImportJob, ImportStatus
+from archive.imports.selectors import meeting_changes, meeting_summary
 from archive.imports.services import import_job_create, import_run
 from wirecat.errors import WireCatError
 
 
 class Command(BaseCommand):
-    help = "Import export files (Telegram, Discord, WhatsApp, iMessage, mail, Slack)."
+    help = (
+        "Import export files (Telegram, Discord, WhatsApp, iMessage, mail, Slack), calendars"
+        " (.ics) and transcripts (.vtt, .srt, Zoom chat .txt)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", type=Path, help="export files or folders")
@@ -30,6 +43,15 @@ class Command(BaseCommand):
             action="store_true",
             help="start over instead of resuming an interrupted import of the same file",
         )
+        parser.add_argument(
+            "--meeting", default="", help="attach a transcript to this meeting (mtg_… or its page)"
+        )
+        parser.add_argument(
+            "--start",
+            type=_moment,
+            help="when a transcript's recording began (2024-05-01T14:00, local time or with"
+            " an offset): it joins the meeting it overlaps",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         failed = 0
@@ -40,9 +62,16 @@ class Command(BaseCommand):
                     format_name=options["format_name"],
                     account_name=options["account"],
                     resume=not options["restart"],
+                    meeting=options["meeting"],
+                    recording_start=options["start"],
                 )
             except WireCatError as exc:
                 raise CommandError(str(exc)) from exc
+            if job.outcome or job.format in MEETING_FORMATS:
+                job = import_run(job_id=job.pk)
+                self._summary(job)
+                failed += job.status != ImportStatus.DONE
+                continue
             if job.position:
                 self.stdout.write(f"Resuming {job.public_id} after {job.position:,} messages")
             job = self._run(job, options["batch_size"])
@@ -78,6 +107,9 @@ class Command(BaseCommand):
     def _summary(self, job: ImportJob) -> None:
         style = self.style.SUCCESS if job.status == ImportStatus.DONE else self.style.ERROR
         self.stdout.write(style(f"{job.public_id} {job.source_name}: {job.get_status_display()}"))
+        if job.format in MEETING_FORMATS:
+            self._meeting_summary(job)
+            return
         self.stdout.write(
             f"  added {job.added:,}, updated {job.updated:,}, unchanged {job.unchanged:,}, "
             f"deleted {job.tombstoned:,}; {job.chats.count():,} chats"
@@ -93,3 +125,31 @@ class Command(BaseCommand):
             self.stdout.write(self.style.ERROR(f"  error: {error}"))
         if job.status == ImportStatus.FAILED:
             self.stdout.write("  Fix the file or run the same command again to resume.")
+
+    def _meeting_summary(self, job: ImportJob) -> None:
+        summary = meeting_summary(job)
+        if summary:
+            self.stdout.write(f"  {summary[0].upper()}{summary[1:]}")
+        if job.outcome.get("meeting"):
+            where = reverse("meetings:meeting", args=[job.outcome["meeting"]])
+            self.stdout.write(f"  The meeting: {where}")
+        changes = meeting_changes(job)
+        if changes:
+            self.stdout.write(f"  {changes}")
+        for problem in job.errors:
+            style = self.style.ERROR if job.status == ImportStatus.FAILED else self.style.WARNING
+            self.stdout.write(
+                style(f"  {'error' if job.status == ImportStatus.FAILED else 'problem'}: {problem}")
+            )
+        if job.status == ImportStatus.FAILED:
+            self.stdout.write("  Fix the file and run the same command again.")
+
+
+def _moment(text: str) -> datetime:
+    """A date and time from the command line; without an offset, in the owner's time zone."""
+    found = parse_datetime(text.strip())
+    if found is None:
+        raise ArgumentTypeError(f"not a date and time: {text!r} (write 2024-05-01T14:00)")
+    if timezone.is_naive(found):
+        found = timezone.make_aware(found)
+    return found

@@ -1,5 +1,6 @@
 """Attachment rows of a message: one per file the provider lists, never twice (a
-re-delivery that lists a file again adds nothing)."""
+re-delivery that lists a file again adds nothing). A calendar file among them (an
+invitation) is announced after commit (`CALENDAR_STORED`), so the meetings read it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,17 @@ from collections.abc import Iterable
 from archive.store.domain import AttachmentRecord
 from archive.store.models import Attachment
 from archive.store.sink.cleaning import normalize_text
+
+# What a calendar file (an invitation in a mail) is stored as: by its type, or its name.
+CALENDAR_TYPES = frozenset({"text/calendar", "application/ics", "text/x-vcalendar"})
+
+
+def is_calendar(attachment: Attachment) -> bool:
+    """True for a stored calendar file: its bytes are kept and its type or name says so."""
+    if not attachment.path:
+        return False
+    mime_type = attachment.mime_type.split(";")[0].strip().lower()
+    return mime_type in CALENDAR_TYPES or attachment.file_name.lower().endswith(".ics")
 
 
 def _attachment_key(record: AttachmentRecord, index: int) -> str:

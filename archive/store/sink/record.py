@@ -11,9 +11,9 @@ from django.utils import timezone
 from archive.people.services import owner_identities_link
 from archive.store import changes
 from archive.store.domain import Batch, BatchResult, MessageRecord
-from archive.store.effects import STEMS_QUEUED, on_commit_effect
+from archive.store.effects import CALENDAR_STORED, STEMS_QUEUED, on_commit_effect
 from archive.store.models import ConnectorState, Message, sink_writes
-from archive.store.sink.attachments import new_attachments
+from archive.store.sink.attachments import is_calendar, new_attachments
 from archive.store.sink.cleaning import batch_check, batch_cleaned
 from archive.store.sink.inserts import messages_insert
 from archive.store.sink.replies import orphans_adopt, replies_link
@@ -60,6 +60,7 @@ def batch_record(
         _cursor_save(ctx, batch)
         _changes_record(new_ids, pending, now)
         _index_after_commit(new_ids, pending)
+        _calendars_after_commit(pending)
         if then is not None:
             then(result)
     return result
@@ -157,3 +158,11 @@ def _index_after_commit(new_ids: dict[Key, int], pending: Pending) -> None:
     index job is asked to make their stems (a search never does)."""
     if new_ids or pending.changed:
         on_commit_effect(STEMS_QUEUED)
+
+
+def _calendars_after_commit(pending: Pending) -> None:
+    """Each calendar file stored now (an invitation in a mail; never one stored before, so
+    a re-delivery asks nothing) is announced once the batch commits: the meetings read it."""
+    for attachment in pending.attachments:
+        if is_calendar(attachment):
+            on_commit_effect(CALENDAR_STORED, public_id=attachment.public_id)
