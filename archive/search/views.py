@@ -1,8 +1,9 @@
-"""The search page, results as you type, saved searches."""
+"""The search page (its Messages and Meetings tabs), results as you type, saved searches."""
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.contrib import messages as flash
@@ -24,29 +25,75 @@ from archive.search.services.searches import (
 from archive.tags.selectors import tag_names
 from archive.web.middleware import after_response
 from archive.web.pages import HtmxHttpRequest
+from meetings.selectors import MeetingHit, meeting_search, short_when, timestamp
 from wirecat.errors import Invalid
+
+# The page's tabs, read from ?kind= (not ?in=: `in:` is an operator of the query).
+KINDS = ("messages", "meetings")
+
+
+@dataclass(frozen=True)
+class MeetingHitRow:
+    """A meetings hit as the page shows it: when the meeting was (the owner's time zone),
+    and how far into it the line was said."""
+
+    hit: MeetingHit
+    when: str
+    at: str | None
+
+
+def _meeting_rows(hits: list[MeetingHit]) -> list[MeetingHitRow]:
+    return [
+        MeetingHitRow(
+            hit=hit,
+            when=short_when(hit.meeting),
+            at=timestamp(hit.start_ms) if hit.start_ms is not None else None,
+        )
+        for hit in hits
+    ]
 
 
 @require_GET
 @vary_on_headers("HX-Request")
 def search(request: HtmxHttpRequest) -> HttpResponse:
-    """One box; results as you type (htmx swaps #results), a plain form without JS."""
+    """One box; results as you type (htmx swaps #results), a plain form without JS. Two
+    tabs: messages (the default) and meetings (?kind=meetings: what was said in them, and
+    their titles and descriptions)."""
     query = request.GET.get("q", "")
     sort = request.GET.get("sort", "relevance")
     if sort not in SEARCH_SORTS:
         sort = "relevance"
-    context: dict[str, object] = {"query": query, "sort": sort, "sorts": SEARCH_SORTS}
+    kind = request.GET.get("kind", KINDS[0])
+    if kind not in KINDS:
+        kind = KINDS[0]
+    context: dict[str, object] = {
+        "query": query,
+        "sort": sort,
+        "sorts": SEARCH_SORTS,
+        "kind": kind,
+        "meetings_count": None,
+    }
     cursor = request.GET.get("cursor") or None
     run = None
     try:
-        context["page"] = message_search(query=query, sort=sort, cursor=cursor, facets=True)
+        if kind == "meetings":
+            found = meeting_search(query=query, cursor=cursor)
+            context["page"] = found
+            context["meeting_hits"] = _meeting_rows(found.hits)
+            # Counted only when the whole answer is on this one page: counting more would
+            # cost a second search.
+            if cursor is None and found.next_cursor is None:
+                context["meetings_count"] = len(found.hits)
+        else:
+            context["page"] = message_search(query=query, sort=sort, cursor=cursor, facets=True)
     except QuerySyntaxError as exc:
         context["syntax_error"] = exc
     except Invalid as exc:
         context["problem"] = exc
     else:
-        typing = bool(request.htmx and request.htmx.trigger == "q")
-        run = search_run(query=query, sort=sort, cursor=cursor, typing=typing)
+        if kind == "messages":  # the recorded searches are the messages' (their links open it)
+            typing = bool(request.htmx and request.htmx.trigger == "q")
+            run = search_run(query=query, sort=sort, cursor=cursor, typing=typing)
     if request.htmx:
         response = render(request, "archive/search.html#results", context)
     else:
