@@ -13,7 +13,9 @@ or description). Every term must hold in that one document. Words also match by 
 stems (the messages' analyzer, `meetings.search_index`); infixes and terms with
 punctuation match as substrings. Hits are ranked by bm25 (a title counts twice the text),
 exact forms above stem-only ones, then the newest meeting first; snippets are the
-messages' own (`archive.search.selectors.snippet`).
+messages' own (`archive.search.selectors.snippet`). A first page with few hits offers "did
+you mean" (`suggestion`) as the messages' search does, from the words index's vocabulary
+(`meeting_words_vocab`).
 """
 
 from __future__ import annotations
@@ -27,10 +29,13 @@ from typing import Any
 from django.db import connection
 
 from archive.search.selectors import (
+    SUGGEST_BELOW,
     Filter,
     Group,
     Node,
+    Vocabulary,
     compile_query,
+    did_you_mean,
     parse,
     snippet,
     to_json,
@@ -48,6 +53,9 @@ MAX_OFFSET = 1_000_000
 TITLE_WEIGHT, BODY_WEIGHT = 2.0, 1.0
 # The operators a meeting answers (the parser's names: `in:` is "chat").
 ANSWERED = ("from", "chat", "before", "after", "on")
+# The typo vocabulary: the words index's own terms (no trigram snapshot, see
+# `archive.search.suggest.Vocabulary`).
+VOCABULARY = Vocabulary(terms="meeting_words_vocab")
 REFUSED = (
     'meetings are searched by words, "phrases", from:, in: (a calendar), before:, after:'
     " and on:; {name}: is for messages"
@@ -82,6 +90,8 @@ class MeetingSearchPage:
     # Documents wait for their stems (or the stems are being rebuilt): a word's other forms
     # are found only in what the stems index holds; the words as written everywhere.
     stems_behind: bool = False
+    # "Did you mean": the query with known words instead, when its first page found little.
+    suggestion: str | None = None
 
 
 def _fts_string(text: str) -> str:
@@ -343,4 +353,6 @@ def meeting_search(
                     snippet=snippet(text, highlights),
                 )
             )
+    if offset == 0 and len(page.hits) < SUGGEST_BELOW:
+        page.suggestion = did_you_mean(query, tree, VOCABULARY)
     return page

@@ -18,6 +18,7 @@ from archive.search.models import SavedSearch
 from archive.search.parser import Filter, Group, Node, parse, to_json
 from archive.search.senders import FromMatch, resolved, sender_matches
 from archive.search.services.index import stems_for_search
+from archive.search.suggest import Vocabulary as Vocabulary  # for meetings.search
 from archive.search.suggest import did_you_mean
 from archive.store.models import Message
 from archive.tags.selectors import tagged_via

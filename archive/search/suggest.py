@@ -1,8 +1,14 @@
-""" "Did you mean": the known terms closest to the words of a query that finds little."""
+""" "Did you mean": the known terms closest to the words of a query that finds little.
+
+A `Vocabulary` names where the known terms are: the messages' (`MESSAGES`, the default) or
+another words index's, such as the meetings' (`meetings.search`), so both searches suggest
+the same way.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
@@ -11,6 +17,28 @@ from archive.search.compiler import fts_string
 from archive.search.parser import Group, Node, Term
 
 CANDIDATES = 300
+_TABLE = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The known terms: `terms`, an fts5vocab table (`row`) over a words index; `trigrams`,
+    a trigram-indexed snapshot of them (columns `term`, `docs`), or None when the index has
+    none: candidates then come from the terms sharing the word's first two letters, also
+    swapped, or with the second left out (a typo in the first two letters otherwise goes
+    unnoticed)."""
+
+    terms: str
+    trigrams: str | None = None
+
+    def __post_init__(self) -> None:
+        # Names go into the SQL text (they cannot be bound): table names only.
+        for name in (self.terms, self.trigrams):
+            if name is not None and not _TABLE.fullmatch(name):
+                raise ValueError(f"not a table name: {name!r}")
+
+
+MESSAGES = Vocabulary(terms="message_fts_vocab", trigrams="search_terms")
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:
@@ -45,27 +73,34 @@ def _positive_words(node: Node | None) -> list[str]:
     return []
 
 
-def _known(cursor: CursorWrapper, word: str) -> bool:
-    cursor.execute("SELECT doc FROM message_fts_vocab WHERE term = %s", [word])
+def _known(cursor: CursorWrapper, vocabulary: Vocabulary, word: str) -> bool:
+    cursor.execute(f"SELECT doc FROM {vocabulary.terms} WHERE term = %s", [word])
     return cursor.fetchone() is not None
 
 
-def _closest(cursor: CursorWrapper, word: str) -> str | None:
+def _closest(cursor: CursorWrapper, vocabulary: Vocabulary, word: str) -> str | None:
     """Candidates: terms sharing a trigram with the word (a typo late in it), and terms of
     a like length sharing its first two letters (two swapped letters share no trigram)."""
     trigrams = {word[i : i + 3] for i in range(len(word) - 2)}
     if not trigrams:
         return None
-    match = " OR ".join(fts_string(trigram) for trigram in sorted(trigrams))
-    cursor.execute(
-        "SELECT term, docs FROM search_terms WHERE search_terms MATCH %s ORDER BY rank LIMIT %s",
-        [match, CANDIDATES],
-    )
-    candidates = list(cursor.fetchall())
-    head = word[:2]
-    if ord(head[-1]) < 0x10FFFF:
+    candidates: list[tuple[str, int]] = []
+    heads = [word[:2]]
+    if vocabulary.trigrams is not None:
+        match = " OR ".join(fts_string(trigram) for trigram in sorted(trigrams))
         cursor.execute(
-            "SELECT term, doc FROM message_fts_vocab WHERE term >= %s AND term < %s"
+            f"SELECT term, docs FROM {vocabulary.trigrams} WHERE {vocabulary.trigrams}"
+            " MATCH %s ORDER BY rank LIMIT %s",
+            [match, CANDIDATES],
+        )
+        candidates.extend(cursor.fetchall())
+    else:
+        heads.extend([word[1] + word[0], word[0] + word[2]])
+    for head in dict.fromkeys(heads):
+        if ord(head[-1]) >= 0x10FFFF:
+            continue
+        cursor.execute(
+            f"SELECT term, doc FROM {vocabulary.terms} WHERE term >= %s AND term < %s"
             " AND length(term) BETWEEN %s AND %s LIMIT %s",
             [head, head[:-1] + chr(ord(head[-1]) + 1), len(word) - 2, len(word) + 2, CANDIDATES],
         )
@@ -81,9 +116,9 @@ def _closest(cursor: CursorWrapper, word: str) -> str | None:
     return best[2] if best else None
 
 
-def did_you_mean(query: str, tree: Node | None) -> str | None:
-    """The query with each unknown word replaced by the closest known term (None when no
-    word is unknown or nothing close is known)."""
+def did_you_mean(query: str, tree: Node | None, vocabulary: Vocabulary = MESSAGES) -> str | None:
+    """The query with each unknown word replaced by the closest term known to `vocabulary`
+    (None when no word is unknown or nothing close is known)."""
     words = [word for word in _positive_words(tree) if len(word) >= 3]
     if not words:
         return None
@@ -92,9 +127,9 @@ def did_you_mean(query: str, tree: Node | None) -> str | None:
     with connection.cursor() as cursor:
         for word in dict.fromkeys(words):
             folded = word.lower()
-            if _known(cursor, folded):
+            if _known(cursor, vocabulary, folded):
                 continue
-            better = _closest(cursor, folded)
+            better = _closest(cursor, vocabulary, folded)
             if better is None:
                 continue
             suggestion = re.sub(

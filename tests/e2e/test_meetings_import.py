@@ -118,8 +118,8 @@ def test_from_an_ics_upload_to_a_transcript_search_hit(
     assert Transcript.objects.get().meeting == meeting
     assert [job.format for job in ImportJob.objects.order_by("pk")] == ["ical", "vtt"]
 
-    # The spoken word through the meetings search (the API: the search page's Meetings tab
-    # is not built yet), then its meeting's page at that line.
+    # The spoken word on the search page's Meetings tab (and the same hit in the API),
+    # then its meeting's page at that line.
     found = page.request.get(
         live_server.url + "/api/search/meetings?q=marmalade",
         headers={"Authorization": f"Bearer {token}"},
@@ -127,10 +127,12 @@ def test_from_an_ics_upload_to_a_transcript_search_hit(
     assert found.status == 200
     hits = found.json()["hits"]
     assert [(hit["meeting"], hit["speaker"]) for hit in hits] == [(meeting.public_id, "Bob Lee")]
-    page.goto(f"{live_server.url}/meetings/{hits[0]['meeting']}/?q=marmalade#transcript")
-    status = page.locator(".tr-count")
-    assert "1 of 2 lines say" in status.inner_text()
-    assert "marmalade" in page.locator("#transcript .seg").first.inner_text()
+    page.goto(f"{live_server.url}/search/?q=marmalade&kind=meetings")
+    hit = page.locator("li.meeting-hit")
+    assert hit.count() == 1 and "Bob Lee" in hit.inner_text()
+    hit.locator("a.hit-link").click()
+    page.wait_for_url(f"**/meetings/{meeting.public_id}/#seg-*")
+    assert "marmalade" in page.locator(":target").inner_text()
     page.screenshot(path=str(artifacts_dir / "meetings-import-search.png"), full_page=True)
 
     # The Imports list and a calendar's import at phone width: the summary in words, no
