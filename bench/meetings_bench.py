@@ -427,7 +427,8 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"import:   {ours['segments']:,.0f} segments in {ours['transcripts']:,.1f} s ="
         f" {ours['segments'] / ours['transcripts']:,.0f} segments/s; stems drained in"
-        f" {ours['drain']:,.1f} s; with the drain {ours['segments'] / (ours['transcripts'] + ours['drain']):,.0f} segments/s"
+        f" {ours['drain']:,.1f} s; with the drain"
+        f" {ours['segments'] / (ours['transcripts'] + ours['drain']):,.0f} segments/s"
     )
     print(
         f"import:   total {total:,.1f} s (reading {ours['read']:,.1f} s, services"
