@@ -48,6 +48,7 @@ from meetings.schemas import (
 from meetings.search import MAX_LIMIT, MAX_QUERY_CHARS, meeting_search
 from meetings.search_index import meeting_stems_drain
 from meetings.services import transcript_store
+from meetings.services.transcripts import recording_get
 from wirecat.errors import Forbidden, Invalid, NotFound
 
 router = Router(tags=["meetings"])
@@ -197,9 +198,11 @@ def meeting_transcript_put(
     request: HttpRequest, body: TranscriptIn, id: str = public_id("mtg", "meeting")
 ) -> TranscriptStoredOut:
     """For a recording the agent transcribed: the segments in order (each ending no earlier
-    than it starts), the speech `model`, the `language`. Kept with the agent's name (from
-    its token) and the model; storing again replaces this agent's transcript of the
-    meeting (a file's transcript is never replaced). Only an agent's token may call it."""
+    than it starts), the speech `model`, the `language`, and the `recording` (att_…) when
+    its bytes are stored: 404 when there is no such attachment, 422 when only its name is
+    known. Kept with the agent's name (from its token) and the model; storing again
+    replaces this agent's transcript of the meeting, keeping its recording unless another
+    is named (a file's transcript is never replaced). Only an agent's token may call it."""
     agent = caller_agent(request)
     if agent is None:
         raise Forbidden("a transcript is an agent's: call with the agent's token")
@@ -209,6 +212,7 @@ def meeting_transcript_put(
     for seq, segment in enumerate(body.segments):
         if segment.end_ms < segment.start_ms:
             raise Invalid(f"segments[{seq}]: end_ms before start_ms")
+    recording = recording_get(public_id=body.recording) if body.recording else None
     read = TranscriptRead(
         kind="agent",
         language=body.language.strip(),
@@ -226,6 +230,7 @@ def meeting_transcript_put(
         origin=Transcript.Origin.AGENT,
         agent=agent.name,
         model=body.model.strip(),
+        recording=recording,
     )
     transaction.on_commit(
         lambda: meeting_stems_drain(budget_seconds=STEMS_BUDGET_SECONDS), robust=True
@@ -289,4 +294,5 @@ def search_meetings(
         hits=hits,
         next_cursor=page.next_cursor,
         stems_behind=page.stems_behind,
+        suggestion=page.suggestion,
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.db import models
 
 from archive.store.ids import new_public_id
-from archive.store.models import Identity
+from archive.store.models import Attachment, Identity
 
 
 def calendar_public_id() -> str:
@@ -158,6 +158,11 @@ class Transcript(models.Model):
     agent = models.CharField(max_length=120, blank=True)  # "agent:<name>" for an agent's
     model = models.CharField(max_length=200, blank=True)  # the agent's speech model
     language = models.CharField(max_length=35, blank=True)
+    # The recording it was made from, when its bytes are in the archive (an attachment):
+    # the meeting page plays it from a line's second.
+    recording = models.ForeignKey(
+        Attachment, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

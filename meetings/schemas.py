@@ -9,7 +9,7 @@ from ninja import Schema
 from pydantic import BeforeValidator, Field
 
 from archive.search.schemas import SnippetPart
-from archive.web.schemas import At, BodyIn, Text
+from archive.web.schemas import At, BodyIn, Matching, Text
 
 SEGMENTS_MAX = 20_000  # segments in one PUT (about ten hours of speech)
 SEGMENT_TEXT_MAX = 10_000  # characters of one segment
@@ -18,6 +18,7 @@ MODEL_MAX = 200
 LANGUAGE_MAX = 35
 # A segment's times: milliseconds from the recording's start, up to about 34 years.
 MS_MAX = 2**40
+RECORDING_ID = "att_[0-9A-Za-z]{1,28}"  # an attachment's public id (32 characters at most)
 
 
 def _whole(value: Any) -> Any:
@@ -124,12 +125,18 @@ class SegmentIn(BodyIn):
 
 class TranscriptIn(BodyIn):
     """A transcript the agent made of the meeting's recording: its segments in order, the
-    speech `model` and the `language` (a BCP 47 tag, e.g. en or pt-BR). Storing it again
-    replaces the same agent's transcript of this meeting."""
+    speech `model` and the `language` (a BCP 47 tag, e.g. en or pt-BR), and the recording
+    itself when its bytes are stored in the archive (`recording`: the attachment's id,
+    att_…; the meeting page then plays it from each line's second). Storing it again
+    replaces the same agent's transcript of this meeting; without `recording` it keeps the
+    recording it had."""
 
     segments: Annotated[list[SegmentIn], Field(min_length=1, max_length=SEGMENTS_MAX)]
     model: Annotated[str, Text("model", most=MODEL_MAX, blank=True)] = ""
     language: Annotated[str, Text("language", most=LANGUAGE_MAX, blank=True)] = ""
+    recording: (
+        Annotated[str, Matching("recording", RECORDING_ID, "an attachment's id (att_…)")] | None
+    ) = None
 
 
 class TranscriptStoredOut(Schema):
@@ -171,3 +178,5 @@ class MeetingSearchOut(Schema):
     # Segments wait for their stems: a word's other forms are found only in what the stems
     # index holds, the words as written everywhere.
     stems_behind: bool = False
+    # "Did you mean": the query with known words, when its first page found little.
+    suggestion: str | None = None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -167,8 +168,20 @@ def _rank_match(node: Node) -> str | None:
 class _Compiler:
     """SQL over `m` (meetings_meeting) and, for segments, `s` (meetings_segment)."""
 
-    def __init__(self, *, segments: bool, now: datetime, analyzer: Analyzer | None) -> None:
+    def __init__(
+        self,
+        *,
+        segments: bool,
+        now: datetime,
+        analyzer: Analyzer | None,
+        correlated: bool = False,
+        bounded: bool = False,
+    ) -> None:
         self.segments = segments
+        # `correlated`: checking given candidates (a term is a rowid lookup in its index);
+        # `bounded`: a term narrows the documents to few (per-document filter checks).
+        self.correlated = correlated
+        self.bounded = bounded or correlated
         self.now = now
         self.analyzer = analyzer
         self.params: list[str] = []
@@ -186,23 +199,36 @@ class _Compiler:
             sql = self.term(node)
         return f"NOT {sql}" if node.negated else sql
 
-    def _index(self, table: str, match: str) -> str:
+    def _select(self, table: str, match: str) -> str:
+        """The documents of this kind `table` matches; in a candidates' check, only whether
+        this document does (a rowid lookup, not every match)."""
         self.params.append(match)
+        if self.correlated:
+            return (
+                f"SELECT 1 FROM {table} WHERE {table} MATCH %s"
+                f" AND {table}.rowid = {self.doc_id} * 2 + {self.parity}"
+            )
         return (
-            f"{self.doc_id} IN (SELECT rowid >> 1 FROM {table} WHERE {table} MATCH %s"
-            f" AND (rowid & 1) = {self.parity})"
+            f"SELECT rowid >> 1 FROM {table} WHERE {table} MATCH %s AND (rowid & 1) = {self.parity}"
         )
+
+    def _any(self, selects: list[str]) -> str:
+        if self.correlated:
+            return "(" + " OR ".join(f"EXISTS ({select})" for select in selects) + ")"
+        # One IN over a compound select (an OR of two INs keeps SQLite from driving the
+        # query from the documents' ids).
+        return f"({self.doc_id} IN ({' UNION ALL '.join(selects)}))"
 
     def term(self, node: Node) -> str:
         assert not isinstance(node, Group | Filter)
         if node.kind in ("word", "phrase", "prefix"):
             match = _fts_string(node.text) + ("*" if node.kind == "prefix" else "")
-            words = self._index("meeting_words", match)
+            selects = [self._select("meeting_words", match)]
             stems = self.analyzer.word_stems(node.text) if self.analyzer else ()
-            if node.kind != "word" or node.exact or not stems:
-                return words
-            alternatives = " OR ".join(_fts_string(stem) for stem in stems)
-            return f"({words} OR {self._index('meeting_stems', alternatives)})"
+            if node.kind == "word" and not node.exact and stems:
+                alternatives = " OR ".join(_fts_string(stem) for stem in stems)
+                selects.append(self._select("meeting_stems", alternatives))
+            return self._any(selects)
         # infix and substring: a bounded scan of the text
         self.params.append(_like(node.text))
         return f"({self.text} LIKE %s ESCAPE '\\')"
@@ -246,6 +272,16 @@ class _Compiler:
         email = "lower({0}) = lower(%s)" if exact else "{0} LIKE %s ESCAPE '\\'"
         email_param = value if exact else _like(value)[1:]
         self.params.extend([*name_params, email_param, *name_params, email_param])
+        if self.bounded:
+            # Few meetings to ask about: each one's own participants and event (by index),
+            # not every participant's name.
+            return (
+                "(EXISTS (SELECT 1 FROM meetings_participant AS p WHERE p.meeting_id = m.id"
+                f" AND ({names.format('p.name')} OR {email.format('p.email')}))"
+                " OR EXISTS (SELECT 1 FROM meetings_event AS e WHERE e.id = m.event_id"
+                f" AND ({names.format('e.organizer_name')}"
+                f" OR {email.format('e.organizer_email')})))"
+            )
         return (
             "(m.id IN (SELECT p.meeting_id FROM meetings_participant AS p"
             f" WHERE {names.format('p.name')} OR {email.format('p.email')})"
@@ -253,6 +289,136 @@ class _Compiler:
             f" WHERE {names.format('e.organizer_name')}"
             f" OR {email.format('e.organizer_email')}))"
         )
+
+
+_Row = tuple[int, int, float | None]
+# Ranked candidates per window: the best `WINDOW` (or `needed` times WIDEN) by bm25, then
+# WIDEN times more while the other conditions leave too few, up to WINDOW_MAX; past that
+# (or when the ranked matches run out before a page is full) the whole query answers.
+WINDOW, WIDEN, WINDOW_MAX = 200, 8, 12_800
+_ORDER = " ORDER BY score IS NULL, score, start DESC, id DESC, kind DESC, seq"
+
+
+def _residual(tree: Node) -> Node | None:
+    """What a document matching the rank's MATCH must still satisfy: the query without the
+    top-level words the MATCH holds (None: nothing more)."""
+    if _implied(tree):
+        return None
+    if isinstance(tree, Group) and tree.op == "and" and not tree.negated:
+        rest = tuple(item for item in tree.items if _word_match(item) is None)
+        return rest[0] if len(rest) == 1 else Group("and", rest)
+    return tree
+
+
+def _implied(tree: Node) -> bool:
+    """Whether every document matching the rank's MATCH matches the whole query: a word,
+    phrase or prefix, or an AND / OR of only those (each term is its words OR its stems,
+    so matching the words is enough)."""
+    if isinstance(tree, Group):
+        return not tree.negated and all(_word_match(item) for item in tree.items)
+    return _word_match(tree) is not None
+
+
+def _windowed(
+    tree: Node, rank_match: str, needed: int, *, now: datetime, analyzer: Analyzer | None
+) -> list[_Row] | None:
+    """The first `needed` hits from the best-ranked words-index matches, driven by FTS5's
+    `ORDER BY rank LIMIT` (bm25 is computed for the window, not sorted for every match);
+    None when the ranked matches cannot decide the page (see WINDOW)."""
+    implied = _implied(tree)
+    residual = _residual(tree)
+    segment_check = meeting_check = ""
+    check_params: list[str] = []
+    if residual is not None:
+        segments = _Compiler(segments=True, now=now, analyzer=analyzer, correlated=True)
+        meetings = _Compiler(segments=False, now=now, analyzer=analyzer, correlated=True)
+        segment_check = f" AND {segments.node(residual)}"
+        meeting_check = f" AND {meetings.node(residual)}"
+        check_params = [*segments.params, *meetings.params]
+    window = max(WINDOW, needed * WIDEN)
+    while window <= WINDOW_MAX:
+        with connection.cursor() as db:
+            db.execute(
+                "SELECT rowid, rank FROM meeting_words WHERE meeting_words MATCH %s"
+                " AND rank MATCH %s ORDER BY rank LIMIT %s",
+                [rank_match, f"bm25({TITLE_WEIGHT}, {BODY_WEIGHT})", window],
+            )
+            ranked = db.fetchall()
+            if not ranked:
+                break
+            full = len(ranked) == window
+            db.execute(
+                "WITH cand AS MATERIALIZED (SELECT value ->> 0 AS doc, value ->> 1 AS score"
+                " FROM json_each(%s)) SELECT kind, id, score FROM ("
+                "SELECT 0 AS kind, s.id AS id, cand.score AS score, m.start AS start,"
+                " s.seq AS seq FROM cand CROSS JOIN meetings_segment AS s ON s.id = cand.doc >> 1"
+                " JOIN meetings_transcript AS t ON t.id = s.transcript_id"
+                " JOIN meetings_meeting AS m ON m.id = t.meeting_id"
+                f" WHERE (cand.doc & 1) = 0{segment_check}"
+                " UNION ALL SELECT 1, m.id, cand.score, m.start, -1 FROM cand"
+                " CROSS JOIN meetings_meeting AS m ON m.id = cand.doc >> 1"
+                f" WHERE (cand.doc & 1) = 1{meeting_check})" + _ORDER,
+                [json.dumps(ranked), *check_params],
+            )
+            rows: list[_Row] = [
+                (int(kind), int(row_id), float(score)) for kind, row_id, score in db.fetchall()
+            ]
+        if full:
+            # Matches scored as the window's last one may lie past the window: only the
+            # hits ranked strictly better are certainly the best.
+            last = float(ranked[-1][1])
+            settled = [row for row in rows if row[2] is not None and row[2] < last]
+            if len(settled) >= needed:
+                return settled[:needed]
+            window *= WIDEN
+            continue
+        # Every ranked match is in; the unranked (stem-only) ones come after them, and
+        # there are none when each word is its words alone.
+        if len(rows) >= needed or (implied and analyzer is None):
+            return rows[:needed]
+        return None
+    return None
+
+
+def _everything(
+    tree: Node, rank_match: str | None, needed: int, *, now: datetime, analyzer: Analyzer | None
+) -> list[_Row]:
+    """The first `needed` hits of every document matching the query, ranked as a whole."""
+    bounded = rank_match is not None
+    segments = _Compiler(segments=True, now=now, analyzer=analyzer, bounded=bounded)
+    meetings = _Compiler(segments=False, now=now, analyzer=analyzer, bounded=bounded)
+    segment_where, meeting_where = segments.node(tree), meetings.node(tree)
+    params: list[str | int | float] = []
+    sql: list[str] = []
+    if rank_match is not None:
+        # Scored once, as a table (joined as a subquery, the MATCH would run per row).
+        sql.append(
+            "WITH rank AS MATERIALIZED (SELECT rowid AS doc, bm25(meeting_words, %s, %s)"
+            " AS score FROM meeting_words WHERE meeting_words MATCH %s) "
+        )
+        params.extend([TITLE_WEIGHT, BODY_WEIGHT, rank_match])
+        segment_score, meeting_score = "rank.score", "rank.score"
+        segment_join = " LEFT JOIN rank ON rank.doc = s.id * 2"
+        meeting_join = " LEFT JOIN rank ON rank.doc = m.id * 2 + 1"
+    else:
+        segment_score = meeting_score = "NULL"
+        segment_join = meeting_join = ""
+    sql.append(
+        f"SELECT kind, id, score FROM (SELECT 0 AS kind, s.id AS id, {segment_score} AS score,"
+        " m.start AS start, s.seq AS seq FROM meetings_segment AS s"
+        " JOIN meetings_transcript AS t ON t.id = s.transcript_id"
+        f" JOIN meetings_meeting AS m ON m.id = t.meeting_id{segment_join}"
+        f" WHERE {segment_where}"
+        f" UNION ALL SELECT 1, m.id, {meeting_score}, m.start, -1 FROM meetings_meeting AS m"
+        f"{meeting_join} WHERE {meeting_where})" + _ORDER + " LIMIT %s"
+    )
+    params.extend([*segments.params, *meetings.params, needed])
+    with connection.cursor() as db:
+        db.execute("".join(sql), params)
+        return [
+            (int(kind), int(row_id), float(score) if score is not None else None)
+            for kind, row_id, score in db.fetchall()
+        ]
 
 
 def meeting_search(
@@ -277,40 +443,16 @@ def meeting_search(
     stems = meeting_stems_for_search()
     page.stems_behind = stems.behind
     moment = now or datetime.now(UTC)
-    segments = _Compiler(segments=True, now=moment, analyzer=stems.analyzer)
-    meetings = _Compiler(segments=False, now=moment, analyzer=stems.analyzer)
-    segment_where, meeting_where = segments.node(tree), meetings.node(tree)
+    needed = offset + limit + 1
     rank_match = _rank_match(tree)
-    params: list[str | int | float] = []
-    sql: list[str] = []
-    if rank_match is not None:
-        # Scored once, as a table (joined as a subquery, the MATCH would run per row).
-        sql.append(
-            "WITH rank AS MATERIALIZED (SELECT rowid AS doc, bm25(meeting_words, %s, %s)"
-            " AS score FROM meeting_words WHERE meeting_words MATCH %s) "
-        )
-        params.extend([TITLE_WEIGHT, BODY_WEIGHT, rank_match])
-        segment_score, meeting_score = "rank.score", "rank.score"
-        segment_join = " LEFT JOIN rank ON rank.doc = s.id * 2"
-        meeting_join = " LEFT JOIN rank ON rank.doc = m.id * 2 + 1"
-    else:
-        segment_score = meeting_score = "NULL"
-        segment_join = meeting_join = ""
-    sql.append(
-        f"SELECT kind, id, score FROM (SELECT 0 AS kind, s.id AS id, {segment_score} AS score,"
-        " m.start AS start, s.seq AS seq FROM meetings_segment AS s"
-        " JOIN meetings_transcript AS t ON t.id = s.transcript_id"
-        f" JOIN meetings_meeting AS m ON m.id = t.meeting_id{segment_join}"
-        f" WHERE {segment_where}"
-        f" UNION ALL SELECT 1, m.id, {meeting_score}, m.start, -1 FROM meetings_meeting AS m"
-        f"{meeting_join} WHERE {meeting_where})"
-        " ORDER BY score IS NULL, score, start DESC, id DESC, kind DESC, seq"
-        " LIMIT %s OFFSET %s"
+    rows = (
+        _windowed(tree, rank_match, needed, now=moment, analyzer=stems.analyzer)
+        if rank_match is not None
+        else None
     )
-    params.extend([*segments.params, *meetings.params, limit + 1, offset])
-    with connection.cursor() as db:
-        db.execute("".join(sql), params)
-        rows = db.fetchall()
+    if rows is None:
+        rows = _everything(tree, rank_match, needed, now=moment, analyzer=stems.analyzer)
+    rows = rows[offset:]
     if len(rows) > limit:
         page.next_cursor = _cursor(offset + limit)
     rows = rows[:limit]

@@ -1,6 +1,7 @@
 """Reads of the meetings: the calendar (a month, a week, an agenda) in the owner's time zone,
 and a meeting's page (its series, participants and their people, the transcript as speaker
-turns, the messages with its participants around it, the tasks that link here).
+turns, the messages with its participants around it, the tasks that link here, the recording
+its lines play from and the audio and video the owner may pick as one).
 
 Times: a timed meeting is shown in the owner's time zone (settings.TIME_ZONE, the current
 time zone); an all-day one is on its own dates, which `domain.py` stores as midnight UTC.
@@ -18,7 +19,7 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 
-from archive.store.models import Identity, Message, Person
+from archive.store.models import Attachment, Identity, Message, Person
 from meetings.models import Meeting, MeetingLink, Participant, Segment, Status, Transcript
 from meetings.search import MeetingHit as MeetingHit  # the search's public face
 from meetings.search import MeetingSearchPage as MeetingSearchPage
@@ -37,6 +38,7 @@ MESSAGES_AROUND = timedelta(days=2)
 MESSAGES_LIMIT = 50
 WEEK_FIRST_HOUR, WEEK_LAST_HOUR = 8, 19  # the week view's hours when nothing is earlier/later
 MAX_LANES = 3  # side-by-side meetings in a week's day column
+CANDIDATES_LIMIT = 50  # recordings the owner may pick from on a meeting's page
 
 FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(9000, 12, 31)
 DASH = "\u2013"  # an en dash, between the two ends of a range
@@ -345,6 +347,10 @@ class Line:
     segment: Segment
     html: SafeString
     at: str  # "12:05" or "1:02:05"
+    # The stored recording of the line's transcript, and the line's start in it as a
+    # media fragment's seconds ("2", "2.5"): the line plays from there.
+    recording: Attachment | None = None
+    seconds: str = ""
 
 
 @dataclass
@@ -364,6 +370,18 @@ class TranscriptView:
     query: str
     truncated: bool
     sources: list[str]
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A stored recording of the meeting's transcripts, played on its page."""
+
+    attachment: Attachment
+    video: bool  # a <video> (a video/ type), else an <audio>
+
+    @property
+    def element_id(self) -> str:
+        return f"rec-{self.attachment.public_id}"
 
 
 @dataclass(frozen=True)
@@ -389,6 +407,9 @@ class MeetingPage:
     tasks: list[Task]
     owner_zone: str
     own_zone: str  # the meeting's own zone when it differs from the owner's, else ""
+    recordings: list[Recording] = field(default_factory=list)
+    transcripts: list[Transcript] = field(default_factory=list)  # for the recording's form
+    candidates: list[Attachment] = field(default_factory=list)  # audio and video to pick
 
     @property
     def when_short(self) -> str:
@@ -428,6 +449,10 @@ def meeting_page(*, public_id: str, q: str = "") -> MeetingPage:
         moved_from = moved_from.rsplit(f" {DASH} ", 1)[0]
     elif meeting.moved and meeting.recurrence_id is not None:
         moved_from = when_text(meeting.recurrence_id, meeting.recurrence_id, all_day=True)
+    messages = messages_around(meeting=meeting, participants=participants)
+    transcripts = list(
+        Transcript.objects.filter(meeting=meeting).select_related("recording").order_by("pk")
+    )
     return MeetingPage(
         meeting=meeting,
         when=when_text(meeting.start, meeting.end, all_day=meeting.all_day),
@@ -442,10 +467,13 @@ def meeting_page(*, public_id: str, q: str = "") -> MeetingPage:
         earlier=[Nearby(m, short_when(m)) for m in earlier],
         later=[Nearby(m, short_when(m)) for m in later],
         transcript=transcript_view(meeting=meeting, q=q),
-        messages=messages_around(meeting=meeting, participants=participants),
+        messages=messages,
         tasks=tasks_linked(meeting=meeting),
         owner_zone=owner_zone,
         own_zone=own_zone,
+        recordings=recordings_of(transcripts),
+        transcripts=transcripts,
+        candidates=recording_candidates(meeting=meeting, messages=messages),
     )
 
 
@@ -517,7 +545,9 @@ def transcript_view(*, meeting: Meeting, q: str = "") -> TranscriptView:
     every one of its words (any case), the words marked."""
     query = " ".join(q.split())[:QUERY_MAX]
     words = [word for word in query.split(" ") if word][:10]
-    segments = Segment.objects.filter(transcript__meeting=meeting).select_related("transcript")
+    segments = Segment.objects.filter(transcript__meeting=meeting).select_related(
+        "transcript__recording"
+    )
     for word in words:
         segments = segments.filter(text__icontains=word)
     rows = list(segments.order_by("transcript_id", "seq")[: SEGMENT_LIMIT + 1])
@@ -535,8 +565,13 @@ def transcript_view(*, meeting: Meeting, q: str = "") -> TranscriptView:
         source = _source(segment.transcript)
         if source not in sources:
             sources.append(source)
+        recording = segment.transcript.recording
         line = Line(
-            segment=segment, html=_marked(segment.text, pattern), at=timestamp(segment.start_ms)
+            segment=segment,
+            html=_marked(segment.text, pattern),
+            at=timestamp(segment.start_ms),
+            recording=recording if recording is not None and recording.path else None,
+            seconds=media_seconds(segment.start_ms),
         )
         # A search's hits are not consecutive: each is a turn of its own unless it follows
         # the one before it directly.
@@ -565,6 +600,64 @@ def transcript_view(*, meeting: Meeting, q: str = "") -> TranscriptView:
         truncated=truncated,
         sources=sources,
     )
+
+
+def media_seconds(ms: int) -> str:
+    """A position as a media fragment's seconds (`#t=2`, `#t=2.5`): no trailing zeros."""
+    whole, rest = divmod(max(0, int(ms)), 1000)
+    return f"{whole}.{rest:03d}".rstrip("0").rstrip(".") if rest else str(whole)
+
+
+def _playable(attachment: Attachment) -> bool:
+    return bool(attachment.path) and attachment.mime_type.lower().startswith(("audio/", "video/"))
+
+
+def recordings_of(transcripts: list[Transcript]) -> list[Recording]:
+    """The stored recordings of the transcripts (each once, in the transcripts' order)."""
+    found: dict[int, Recording] = {}
+    for transcript in transcripts:
+        attachment = transcript.recording
+        if attachment is None or not attachment.path or attachment.pk in found:
+            continue
+        video = attachment.mime_type.lower().startswith("video/")
+        found[attachment.pk] = Recording(attachment=attachment, video=video)
+    return list(found.values())
+
+
+def recording_candidates(*, meeting: Meeting, messages: list[Message]) -> list[Attachment]:
+    """The audio and video whose bytes are stored, of the messages linked to the meeting
+    and of the messages with its participants around it (`messages`): what the owner may
+    pick as a transcript's recording (the recordings already set among them)."""
+    linked = MeetingLink.objects.filter(meeting=meeting, kind=MeetingLink.Kind.MESSAGE).values(
+        "target_id"
+    )
+    current = Transcript.objects.filter(meeting=meeting, recording__isnull=False).values(
+        "recording_id"
+    )
+    rows = (
+        Attachment.objects.filter(
+            Q(message_id__in=linked)
+            | Q(message_id__in=[m.pk for m in messages])
+            | Q(pk__in=current)
+        )
+        .filter(path__isnull=False)
+        .filter(Q(mime_type__istartswith="audio/") | Q(mime_type__istartswith="video/"))
+        .select_related("message")
+        .order_by("message__sent_at", "pk")[:CANDIDATES_LIMIT]
+    )
+    return [row for row in rows if _playable(row)]
+
+
+def meeting_transcript(*, public_id: str, transcript: str = "") -> Transcript | None:
+    """The meeting's transcript `transcript` (its id as text), else its first; None when
+    the meeting has no such transcript (a bad id names none)."""
+    rows = Transcript.objects.filter(meeting__public_id=public_id[:40]).order_by("pk")
+    wanted = transcript.strip()
+    if not wanted:
+        return rows.first()
+    if not wanted.isdigit() or len(wanted) > 18:
+        return None
+    return rows.filter(pk=int(wanted)).first()
 
 
 def messages_around(*, meeting: Meeting, participants: list[Participant]) -> list[Message]:

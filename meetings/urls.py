@@ -9,4 +9,5 @@ app_name = "meetings"
 urlpatterns = [
     path("", views.calendar, name="calendar"),
     path("<str:public_id>/", views.meeting_detail, name="meeting"),
+    path("<str:public_id>/recording/", views.meeting_recording, name="recording"),
 ]

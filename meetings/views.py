@@ -1,14 +1,19 @@
-"""Meetings pages: the calendar (month, week, agenda) and a meeting's page. Read-only;
-every parameter is read leniently (a bad date is today, an unknown view is the month)."""
+"""Meetings pages: the calendar (month, week, agenda) and a meeting's page, read leniently
+(a bad date is today, an unknown view is the month); the one form: the owner picks the
+recording a transcript's lines play from."""
 
 from __future__ import annotations
 
+from django.contrib import messages as flash
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
-from meetings.selectors import VIEWS, calendar_page, meeting_page, parse_day
+from meetings.selectors import VIEWS, calendar_page, meeting_page, meeting_transcript, parse_day
+from meetings.services.transcripts import recording_get, transcript_recording_set
+from wirecat.errors import Invalid, NotFound
 
 
 @require_GET
@@ -31,3 +36,30 @@ def calendar(request: HttpRequest) -> HttpResponse:
 def meeting_detail(request: HttpRequest, public_id: str) -> HttpResponse:
     page = meeting_page(public_id=public_id, q=request.GET.get("q", "")[:1000])
     return render(request, "meetings/meeting.html", {"m": page, "meeting": page.meeting})
+
+
+@require_POST
+def meeting_recording(request: HttpRequest, public_id: str) -> HttpResponse:
+    """Set (or clear, with an empty `recording`) the recording of one of the meeting's
+    transcripts (`transcript`, else its first), then back to the meeting's page."""
+    back = reverse("meetings:meeting", args=[public_id[:40]]) + "#recording"
+    transcript = meeting_transcript(
+        public_id=public_id, transcript=request.POST.get("transcript", "")
+    )
+    if transcript is None:
+        flash.error(request, "The recording was not set: this meeting has no such transcript.")
+        return redirect(back)
+    chosen = request.POST.get("recording", "").strip()[:40]
+    try:
+        recording = recording_get(public_id=chosen) if chosen else None
+        transcript_recording_set(transcript=transcript, recording=recording)
+    except (NotFound, Invalid) as exc:
+        flash.error(request, f"The recording was not set: {exc}")
+    else:
+        flash.success(
+            request,
+            f"The transcript now plays from {recording}."
+            if recording is not None
+            else "The transcript has no recording now.",
+        )
+    return redirect(back)

@@ -1,7 +1,8 @@
 """`transcript_store`: a transcript attached to its meeting — the one given, else the one
 whose time it overlaps most, else a meeting of its own in the transcripts calendar — its
 segments written in bulk, each speaker matched to a participant of that meeting (an exact
-name or address, case-insensitive; never a guess)."""
+name or address, case-insensitive; never a guess). `recording_get` finds a stored
+attachment to be a transcript's recording, `transcript_recording_set` sets (or clears) it."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from pathlib import PurePath
 from django.db import transaction
 from django.utils import timezone
 
+from archive.store.models import Attachment
 from meetings.domain import SegmentRecord, TranscriptRead
 from meetings.models import Calendar, Meeting, Participant, Segment, Status, Transcript
 from meetings.services.common import BATCH, actor_clean
-from wirecat.errors import Invalid
+from wirecat.errors import Invalid, NotFound
 
 TRANSCRIPTS_KEY = "transcripts"  # the one calendar of transcripts that matched no meeting
 KINDS = {"vtt", "srt", "zoom_chat", "agent"}
@@ -30,6 +32,7 @@ def transcript_store(
     agent: str = "",
     model: str = "",
     started_at: datetime | None = None,
+    recording: Attachment | None = None,
 ) -> Transcript:
     """Store a transcript. Idempotent: the same file stored again for the same meeting
     replaces that transcript's segments (the same file gives the same rows; unchanged
@@ -38,7 +41,10 @@ def transcript_store(
 
     Without `meeting`, the transcript's start (`started_at`, else the read's) finds the
     meeting its time overlaps most (a tie: the nearest start; cancelled ones last); none,
-    or no start known, makes a meeting of its own titled after the source."""
+    or no start known, makes a meeting of its own titled after the source.
+
+    `recording`: the stored attachment the transcript was made from; None keeps the one a
+    transcript stored again already has (clearing it is `transcript_recording_set`'s)."""
     if origin not in Transcript.Origin.values:
         raise Invalid(f"transcript origin: one of {', '.join(Transcript.Origin.values)}")
     source = " ".join(str(source_name or "").split())[:SOURCE_MAX]
@@ -70,13 +76,15 @@ def transcript_store(
             else held.filter(source_name=source)
         )
         transcript = held.order_by("pk").first()
-        values = {
+        values: dict[str, object] = {
             "kind": kind,
             "source_name": source,
             "agent": agent,
             "model": str(model or "")[:200],
             "language": str(read.language or "")[:35],
         }
+        if recording is not None:
+            values["recording_id"] = _stored(recording).pk
         if transcript is None:
             transcript = Transcript.objects.create(meeting=meeting, origin=origin, **values)
         else:
@@ -86,6 +94,37 @@ def transcript_store(
                     setattr(transcript, field, values[field])
                 transcript.save(update_fields=diff)
         _segments_write(transcript, meeting, read.segments)
+    return transcript
+
+
+def _stored(attachment: Attachment) -> Attachment:
+    if not attachment.path:
+        name = attachment.file_name or attachment.public_id
+        raise Invalid(
+            f"{name}: its bytes are not stored in the archive (only its name and type are"
+            " known), so it cannot be played as the recording."
+        )
+    return attachment
+
+
+def recording_get(*, public_id: str) -> Attachment:
+    """The attachment `public_id` (att_…), when its bytes are stored: NotFound when there
+    is no such attachment, Invalid when only its name and type are known."""
+    found = Attachment.objects.filter(public_id=str(public_id)[:32]).first()
+    if found is None:
+        raise NotFound(
+            f"There is no attachment {public_id}. Name a recording stored in the archive."
+        )
+    return _stored(found)
+
+
+def transcript_recording_set(*, transcript: Transcript, recording: Attachment | None) -> Transcript:
+    """Make `recording` (stored bytes) the transcript's recording, or clear it (None).
+    Idempotent."""
+    wanted = _stored(recording).pk if recording is not None else None
+    if transcript.recording_id != wanted:
+        transcript.recording_id = wanted
+        transcript.save(update_fields=["recording"])
     return transcript
 
 
