@@ -179,7 +179,8 @@ def message_permalink(request: HttpRequest, public_id: str) -> HttpResponse:
 def attachment_download_view(request: HttpRequest, public_id: str) -> HttpResponseBase:
     """The stored bytes, always as a download (never rendered), with their SHA-256; one
     byte range of them when asked (a player seeking)."""
-    return attachment_response(request, attachment_download(public_id=public_id))
+    play = request.GET.get("play") == "1"  # audio or video opened to play (a #t= link)
+    return attachment_response(request, attachment_download(public_id=public_id), play=play)
 
 
 @require_GET

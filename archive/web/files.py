@@ -106,10 +106,26 @@ def _wanted(request: HttpRequest, etag: str, size: int) -> range | None:
     return byte_range(header, size)
 
 
-def attachment_response(request: HttpRequest, download: Download) -> HttpResponseBase:
+# Audio and video a browser plays itself when opened (`?play=1` on the page's address): a
+# link to a position (`…?play=1#t=65`) then plays from there, no script needed. Only these
+# types, only media: nothing here can run script, and the sandbox CSP still applies.
+PLAYABLE: Final = frozenset(
+    {
+        "audio/mpeg", "audio/mp4", "audio/aac", "audio/ogg", "audio/opus", "audio/wav",
+        "audio/x-wav", "audio/webm", "audio/flac", "video/mp4", "video/webm", "video/ogg",
+    }
+)  # fmt: skip
+
+
+def attachment_response(
+    request: HttpRequest, download: Download, *, play: bool = False
+) -> HttpResponseBase:
     """An attachment's stored bytes as a download, with their SHA-256 in `X-Content-SHA256`
     (and as the ETag); one byte range of them when the request asks (206), 416 when the
-    range lies past the end. NotFound when the bytes are not on disk."""
+    range lies past the end. NotFound when the bytes are not on disk. With `play`, audio
+    and video of a PLAYABLE type are sent as themselves, inline, for the browser's player."""
+    mime = (download.attachment.mime_type or "").lower()
+    inline = play and mime in PLAYABLE
     handle = download.open()
     sha256 = download.attachment.sha256
     etag = f'"{sha256}"' if sha256 else ""
@@ -136,9 +152,9 @@ def attachment_response(request: HttpRequest, download: Download) -> HttpRespons
             body = _Slice(handle, wanted.start, len(wanted))
         response = FileResponse(
             body,
-            as_attachment=True,
+            as_attachment=not inline,
             filename=download.name,
-            content_type="application/octet-stream",
+            content_type=mime if inline else "application/octet-stream",
             status=200 if wanted is None else 206,
         )
         if wanted is not None:

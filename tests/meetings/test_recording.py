@@ -148,9 +148,9 @@ def test_the_page_plays_the_recording_from_each_lines_second(
         r'<a class="seg-at seg-play" href="([^"]+)" data-player="([^"]+)" data-t="([^"]+)"', html
     )
     assert links == [
-        (f"{url}#t=0", f"rec-{recording.public_id}", "0"),
-        (f"{url}#t=2", f"rec-{recording.public_id}", "2"),
-        (f"{url}#t=65.5", f"rec-{recording.public_id}", "65.5"),
+        (f"{url}?play=1#t=0", f"rec-{recording.public_id}", "0"),
+        (f"{url}?play=1#t=2", f"rec-{recording.public_id}", "2"),
+        (f"{url}?play=1#t=65.5", f"rec-{recording.public_id}", "65.5"),
     ]
     assert ">01:05</a>" in html
     assert "/static/wirecat/meetings.js" in html
@@ -215,7 +215,7 @@ def test_the_owner_picks_the_recording_among_the_audio_and_video_around_it(
     assert Transcript.objects.get(pk=made.pk).recording == nearby
     html = picked.content.decode()
     assert "The transcript now plays from nearby.wav." in html
-    assert f"/attachments/{nearby.public_id}/#t=2" in html
+    assert f"/attachments/{nearby.public_id}/?play=1#t=2" in html
     assert f'<option value="{nearby.public_id}" selected>' in html
 
     cleared = owner_client.post(
@@ -247,3 +247,26 @@ def test_the_form_refuses_what_cannot_be_played_with_a_sentence(
     assert "this meeting has no such transcript" in other.content.decode()
     assert Transcript.objects.get(pk=made.pk).recording is None
     assert owner_client.get(f"/meetings/{standup.public_id}/recording/").status_code == 405
+
+
+def test_a_position_link_opens_the_recording_to_play_not_to_download(
+    owner_client: Client,
+) -> None:
+    """Without a script the time's link is the recording itself, sent as audio to play
+    (a browser starts it at `#t=`); an ordinary download stays a download, and a type that
+    is not audio or video is never sent as itself."""
+    recording = stored_recording()
+    url = f"/attachments/{recording.public_id}/"
+    played = owner_client.get(url, {"play": "1"})
+    assert played.status_code == 200
+    assert played["Content-Type"] == recording.mime_type
+    assert not played["Content-Disposition"].startswith("attachment")
+    assert played["X-Content-Type-Options"] == "nosniff"
+    assert "sandbox" in played["Content-Security-Policy"]
+    downloaded = owner_client.get(url)
+    assert downloaded["Content-Type"] == "application/octet-stream"
+    assert downloaded["Content-Disposition"].startswith("attachment")
+    page = stored_recording("rec-2", file_name="x.html", mime_type="text/html")
+    risky = owner_client.get(f"/attachments/{page.public_id}/", {"play": "1"})
+    assert risky["Content-Type"] == "application/octet-stream"
+    assert risky["Content-Disposition"].startswith("attachment")
