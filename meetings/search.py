@@ -12,7 +12,11 @@ meeting, the line's seq, speaker and the millisecond it was said) or a meeting (
 or description). Every term must hold in that one document. Words also match by their
 stems (the messages' analyzer, `meetings.search_index`); infixes and terms with
 punctuation match as substrings. Hits are ranked by bm25 (a title counts twice the text),
-exact forms above stem-only ones, then the newest meeting first; snippets are the
+exact forms above stem-only ones, then the newest meeting first. A page is read from a
+window of the best-ranked matches (FTS5's `ORDER BY rank LIMIT`, so a common word is not
+scored into a table and sorted whole); the query's other conditions are checked on the
+window's candidates only, a wider window is read while they leave too few, and the whole
+query answers only when the window cannot decide the page (see `WINDOW`). Snippets are the
 messages' own (`archive.search.selectors.snippet`). A first page with few hits offers "did
 you mean" (`suggestion`) as the messages' search does, from the words index's vocabulary
 (`meeting_words_vocab`).
