@@ -370,6 +370,7 @@ class TranscriptView:
     query: str
     truncated: bool
     sources: list[str]
+    starts_later: bool = False  # opened at a line past the first SEGMENT_LIMIT lines
 
 
 @dataclass(frozen=True)
@@ -422,7 +423,7 @@ class MeetingPage:
         return url.startswith(("https://", "http://")) and len(url) > 8
 
 
-def meeting_page(*, public_id: str, q: str = "") -> MeetingPage:
+def meeting_page(*, public_id: str, q: str = "", line: int | None = None) -> MeetingPage:
     """Everything a meeting's page shows, in a bounded number of queries."""
     meeting = (
         Meeting.objects.select_related("calendar", "event").filter(public_id=public_id[:40]).first()
@@ -466,7 +467,7 @@ def meeting_page(*, public_id: str, q: str = "") -> MeetingPage:
         series_rule=rrule_text(meeting.event.rrule if meeting.event else ""),
         earlier=[Nearby(m, short_when(m)) for m in earlier],
         later=[Nearby(m, short_when(m)) for m in later],
-        transcript=transcript_view(meeting=meeting, q=q),
+        transcript=transcript_view(meeting=meeting, q=q, line=line),
         messages=messages,
         tasks=tasks_linked(meeting=meeting),
         owner_zone=owner_zone,
@@ -540,9 +541,14 @@ def _source(transcript: Transcript) -> str:
     return f"a {transcript.kind or 'transcript'} file"
 
 
-def transcript_view(*, meeting: Meeting, q: str = "") -> TranscriptView:
+LINES_BEFORE = 50  # lines shown before a line the page is opened at, past the first ones
+
+
+def transcript_view(*, meeting: Meeting, q: str = "", line: int | None = None) -> TranscriptView:
     """The meeting's transcript lines as speaker turns; with `q`, only the lines holding
-    every one of its words (any case), the words marked."""
+    every one of its words (any case), the words marked. Opened at `line` (a segment's id,
+    as a search hit links to it) that lies past the first SEGMENT_LIMIT lines, the lines
+    start a little before it instead, so that it is on the page."""
     query = " ".join(q.split())[:QUERY_MAX]
     words = [word for word in query.split(" ") if word][:10]
     segments = Segment.objects.filter(transcript__meeting=meeting).select_related(
@@ -550,6 +556,20 @@ def transcript_view(*, meeting: Meeting, q: str = "") -> TranscriptView:
     )
     for word in words:
         segments = segments.filter(text__icontains=word)
+    starts_later = False
+    if line is not None and not words:
+        target = segments.filter(pk=line).values_list("transcript_id", "seq").first()
+        if target is not None:
+            transcript_id, seq = target
+            earlier = Q(transcript_id__lt=transcript_id) | Q(
+                transcript_id=transcript_id, seq__lt=seq
+            )
+            if segments.filter(earlier).count() >= SEGMENT_LIMIT - LINES_BEFORE:
+                starts_later = True
+                segments = segments.filter(
+                    Q(transcript_id__gt=transcript_id)
+                    | Q(transcript_id=transcript_id, seq__gte=seq - LINES_BEFORE)
+                )
     rows = list(segments.order_by("transcript_id", "seq")[: SEGMENT_LIMIT + 1])
     truncated = len(rows) > SEGMENT_LIMIT
     rows = rows[:SEGMENT_LIMIT]
@@ -590,6 +610,8 @@ def transcript_view(*, meeting: Meeting, q: str = "") -> TranscriptView:
     if words:
         total = Segment.objects.filter(transcript__meeting=meeting).count()
         matches = len(rows)
+    elif starts_later:
+        total = matches = Segment.objects.filter(transcript__meeting=meeting).count()
     else:
         total = matches = len(rows)
     return TranscriptView(
@@ -598,6 +620,7 @@ def transcript_view(*, meeting: Meeting, q: str = "") -> TranscriptView:
         matches=matches,
         query=query,
         truncated=truncated,
+        starts_later=starts_later,
         sources=sources,
     )
 

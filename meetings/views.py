@@ -34,7 +34,9 @@ def calendar(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def meeting_detail(request: HttpRequest, public_id: str) -> HttpResponse:
-    page = meeting_page(public_id=public_id, q=request.GET.get("q", "")[:1000])
+    raw = request.GET.get("line", "")
+    line = int(raw) if raw.isdigit() and len(raw) <= 18 else None  # a search hit's segment
+    page = meeting_page(public_id=public_id, q=request.GET.get("q", "")[:1000], line=line)
     return render(request, "meetings/meeting.html", {"m": page, "meeting": page.meeting})
 
 

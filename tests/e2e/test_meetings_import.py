@@ -131,7 +131,7 @@ def test_from_an_ics_upload_to_a_transcript_search_hit(
     hit = page.locator("li.meeting-hit")
     assert hit.count() == 1 and "Bob Lee" in hit.inner_text()
     hit.locator("a.hit-link").click()
-    page.wait_for_url(f"**/meetings/{meeting.public_id}/#seg-*")
+    page.wait_for_url(f"**/meetings/{meeting.public_id}/?line=*#seg-*")
     assert "marmalade" in page.locator(":target").inner_text()
     page.screenshot(path=str(artifacts_dir / "meetings-import-search.png"), full_page=True)
 

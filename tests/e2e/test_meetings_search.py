@@ -106,7 +106,7 @@ def test_a_spoken_word_found_on_the_meetings_tab_opens_the_meeting_at_that_line(
     tab.screenshot(path=str(artifacts_dir / f"search-meetings-{name}.png"), full_page=True)
 
     said.get_by_role("link").click()
-    tab.wait_for_url(f"**/meetings/*/#seg-{line.pk}")
+    tab.wait_for_url(f"**/meetings/*/?line={line.pk}#seg-{line.pk}")
     target = tab.locator(":target")
     assert "The warehouse lease ends in June" in target.inner_text()
     # Landed at the line: it is on screen although forty lines come before it.

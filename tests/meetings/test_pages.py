@@ -16,8 +16,8 @@ from django.utils import timezone
 from archive.people.services import person_create
 from archive.store.models import Identity
 from archive.store.sink import batch_record
-from meetings.models import MeetingLink, Status
-from meetings.selectors import rrule_text, timestamp
+from meetings.models import MeetingLink, Segment, Status, Transcript
+from meetings.selectors import LINES_BEFORE, SEGMENT_LIMIT, rrule_text, timestamp
 from tasks.models import Task
 from tasks.services import project_create, task_create
 from tests.factories import T0, batch, message
@@ -407,3 +407,36 @@ def test_an_agents_transcript_names_the_agent(owner_client: Client) -> None:
     made.save()
     html = get(owner_client, f"/meetings/{mtg.public_id}/")
     assert "From scribe (whisper-large), an agent" in html
+
+
+def test_a_long_transcript_opens_at_a_late_line_a_search_hit_names(owner_client: Client) -> None:
+    """Past the first 5,000 lines, the line a search hit links to (`?line=`) is on the
+    page, with a few before it and a way back to the start; without it the page shows the
+    first lines only."""
+    made = f.meeting("All-day workshop", at(2026, 3, 2, 9))
+    transcript = Transcript.objects.create(meeting=made, origin="file", kind="vtt")
+    Segment.objects.bulk_create(
+        Segment(
+            transcript=transcript,
+            seq=n,
+            start_ms=n * 1000,
+            end_ms=n * 1000 + 900,
+            speaker="Ann",
+            text=f"line {n}",
+        )
+        for n in range(SEGMENT_LIMIT + 200)
+    )
+    late = Segment.objects.get(transcript=transcript, seq=SEGMENT_LIMIT + 150)
+    url = f"/meetings/{made.public_id}/"
+    plain = get(owner_client, url)
+    assert f'id="seg-{late.pk}"' not in plain and "Only 5,000 lines are shown" in plain
+    opened = get(owner_client, f"{url}?line={late.pk}")
+    assert f'id="seg-{late.pk}"' in opened
+    first_shown = SEGMENT_LIMIT + 150 - LINES_BEFORE
+    shown = f'<span class="seg-text">line {first_shown}</span>'
+    before = f'<span class="seg-text">line {first_shown - 1}</span>'
+    assert shown in opened and before not in opened
+    assert "Show the transcript from its start" in opened
+    unknown = get(owner_client, f"{url}?line=99999999999")
+    assert "Show the transcript from its start" not in unknown
+    assert '<span class="seg-text">line 0</span>' in unknown

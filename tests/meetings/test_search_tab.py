@@ -67,7 +67,7 @@ def test_a_spoken_word_links_to_its_line_with_speaker_and_time_into_the_meeting(
     hits = _hits(html)
     assert len(hits) == 1
     hit = hits[0]
-    assert f'href="/meetings/{made.public_id}/#seg-{line.pk}"' in hit
+    assert f'href="/meetings/{made.public_id}/?line={line.pk}#seg-{line.pk}"' in hit
     assert '<span class="who">Bob</span>' in hit
     assert ">12:34<" in hit
     assert "Budget review" in hit
