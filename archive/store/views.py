@@ -16,21 +16,23 @@ from django.views.decorators.vary import vary_on_headers
 from archive.people.selectors import (
     activity_weeks,
 )
+from archive.store.chat_list import (
+    CHAT_LIST_PAGE,
+    ChatEntry,
+    ChatRows,
+    account_get,
+    chat_filter,
+    chat_sources,
+)
 from archive.store.models import Chat, ChatKind
 from archive.store.rendering import revision_steps
 from archive.store.selectors import (
     AVATAR_COLOURS,
-    CHAT_LIST_PAGE,
     CHAT_SORTS,
-    ChatEntry,
-    ChatRows,
-    account_get,
     chat_date_jump,
-    chat_filter,
     chat_get,
     chat_members,
     chat_messages,
-    chat_sources,
     initial,
     message_get,
     message_rows,
