@@ -148,6 +148,7 @@ INSTALLED_APPS = [
     "archive",
     "tasks",
     "meetings",
+    "notes",
 ]
 
 MIDDLEWARE = [

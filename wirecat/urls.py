@@ -29,5 +29,6 @@ urlpatterns = [
     path("api/", api.urls),
     path("tasks/", include("tasks.urls")),
     path("meetings/", include("meetings.urls")),
+    path("notes/", include("notes.urls")),
     path("", include("archive.urls")),
 ]

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from archive.people.models import IdentityLink
 from archive.store.models import Identity, Person
+from archive.store.signals import people_named_send
 from wirecat.errors import Invalid, NotFound
 
 NAME_MAX = 200
@@ -69,6 +70,7 @@ def identity_link(*, identity_id: int, person_id: int, actor: str = "owner") -> 
     identity.person = person
     identity.save(update_fields=["person", "updated_at"])
     _audit(identity, person, IdentityLink.Action.LINK, actor)
+    people_named_send([person.pk])
     return identity
 
 
@@ -102,6 +104,7 @@ def person_create(*, name: str, identity_ids: Sequence[int] = (), actor: str = "
         if missing:
             raise NotFound(f"identity {missing[0]} does not exist")
         _link_many([found[pk] for pk in dict.fromkeys(identity_ids)], person, actor)
+    people_named_send([person.pk])
     return person
 
 
@@ -117,6 +120,7 @@ def person_rename(*, person_id: int, name: str) -> Person:
     person = _person(person_id)
     person.name = person_name_clean(name)
     person.save(update_fields=["name"])
+    people_named_send([person.pk])
     return person
 
 
@@ -143,6 +147,7 @@ def suggestion_accept(*, identity_ids: list[int], actor: str = "owner") -> Perso
         first = identities[0]
         name = first.display_name or first.handle or first.email or first.phone
         person = Person.objects.create(name=person_name_clean(name or first.external_id))
+        people_named_send([person.pk])
     for identity in identities:
         identity_link(identity_id=identity.pk, person_id=person.pk, actor=actor)
     return person
@@ -184,6 +189,7 @@ def _link_many(identities: list[Identity], person: Person, actor: str) -> int:
         person=person, updated_at=timezone.now()
     )
     IdentityLink.objects.bulk_create(audit)
+    people_named_send([person.pk])
     return len(moving)
 
 
@@ -216,6 +222,7 @@ def identities_gather(
     target = person_picked(person)
     if target is None:
         target = Person.objects.create(name=person_name_clean(person))
+        people_named_send([target.pk])
     return target, _link_many(identities, target, actor)
 
 
@@ -248,6 +255,7 @@ def people_from_identities(*, identity_ids: Iterable[int], actor: str = "owner")
         )
         for identity, person in zip(loose, made, strict=True)
     )
+    people_named_send(person.pk for person in made)
     return made
 
 

@@ -34,6 +34,9 @@ class ChangeKind(StrEnum):
     TAG_ADDED = "tag.added"
     TAG_REMOVED = "tag.removed"
     SEND_STATUS = "send.status"
+    NOTE_CREATED = "note.created"
+    NOTE_UPDATED = "note.updated"
+    NOTE_DELETED = "note.deleted"
 
 
 class Event(StrEnum):
@@ -45,6 +48,9 @@ class Event(StrEnum):
     MESSAGE_DELETED = "message.deleted"
     SEND_STATUS = "send.status"
     TAG_CHANGED = "tag.changed"
+    NOTE_CREATED = "note.created"
+    NOTE_UPDATED = "note.updated"
+    NOTE_DELETED = "note.deleted"
 
 
 EVENTS: tuple[str, ...] = tuple(event.value for event in Event)
@@ -64,6 +70,12 @@ def event_of(kind: str, *, direction: str = "in") -> Event:
             return Event.SEND_STATUS
         case ChangeKind.TAG_ADDED | ChangeKind.TAG_REMOVED:
             return Event.TAG_CHANGED
+        case ChangeKind.NOTE_CREATED:
+            return Event.NOTE_CREATED
+        case ChangeKind.NOTE_UPDATED:
+            return Event.NOTE_UPDATED
+        case ChangeKind.NOTE_DELETED:
+            return Event.NOTE_DELETED
 
 
 # --- quiet --------------------------------------------------------------------------------
@@ -149,6 +161,14 @@ def send_status_changed(
 ) -> None:
     """A row "send.status": the journal row `send_id` (a SendAttempt) has a new outcome."""
     _insert([[ChangeKind.SEND_STATUS.value, message_id, chat_id, "", "send", send_id]], at)
+
+
+def note_changed(*, kind: ChangeKind, note_id: int, at: datetime | None = None) -> None:
+    """A row "note.created", "note.updated" or "note.deleted" of the note `note_id` (its
+    primary key, in `target_id`; the feed outlives a deleted note)."""
+    if kind not in (ChangeKind.NOTE_CREATED, ChangeKind.NOTE_UPDATED, ChangeKind.NOTE_DELETED):
+        raise ValueError(f"not a change of a note: {kind}")
+    _insert([[ChangeKind(kind).value, None, None, "", "note", note_id]], at)
 
 
 def _insert(rows: list[list[object]], at: datetime | None) -> None:

@@ -31,6 +31,7 @@ class TagTargetKind(models.TextChoices):
     CHAT = "chat", "Chat"
     PERSON = "person", "Person"
     MESSAGE = "message", "Message"
+    NOTE = "note", "Note"
 
 
 class TagBulkState(models.TextChoices):
@@ -66,7 +67,7 @@ class TagBulk(models.Model):
 
 
 class Tagging(models.Model):
-    """A tag on one target (chat, person or message), by key. Triggers (migration 0014)
+    """A tag on one target (chat, person, message or note), by key. Triggers (migration 0014)
     delete a target's taggings in the same statement that deletes the target."""
 
     tag = models.ForeignKey(Tag, on_delete=models.CASCADE, related_name="taggings")

@@ -1,4 +1,4 @@
-"""Tags on chats, people and messages: add, remove, rename, merge, delete, colour, and
+"""Tags on chats, people, messages and notes: add, remove, rename, merge, delete, colour, and
 "tag all results" of a search with undo. Every function is idempotent where the verb allows
 it and is called alike by the pages, the API, the shell and the Celery job."""
 
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.db.models.functions import Lower
 from django.utils import timezone
 
@@ -18,6 +18,7 @@ from archive.search.selectors import message_ids_matching
 from archive.store import changes
 from archive.store.models import Chat, Message, Person
 from archive.tags.models import Tag, TagBulk, TagBulkState, Tagging, TagTargetKind
+from notes.models import Note
 from wirecat.errors import Conflict, Invalid, NotFound
 
 NAME_MAX = 64
@@ -38,15 +39,20 @@ class TagTarget:
 
 
 def tag_target(*, kind: str, key: str | int) -> TagTarget:
-    """The target named by kind and key (a message by its `msg_…` id or pk, a chat or a
-    person by id). Invalid or NotFound, naming what was wrong."""
+    """The target named by kind and key (a message or a note by its `msg_…`/`note_…` id or
+    pk, a chat or a person by id). Invalid or NotFound, naming what was wrong."""
     if kind not in TagTargetKind.values:
         raise Invalid(f"target kind: one of {', '.join(TagTargetKind.values)}, not {kind!r}")
     text = str(key).strip()
-    if kind == TagTargetKind.MESSAGE and text.startswith("msg_"):
-        found = Message.objects.filter(public_id=text).values_list("pk", flat=True).first()
+    by_public_id: dict[str, tuple[str, type[Model]]] = {
+        TagTargetKind.MESSAGE: ("msg_", Message),
+        TagTargetKind.NOTE: ("note_", Note),
+    }
+    if kind in by_public_id and text.startswith(by_public_id[kind][0]):
+        model = by_public_id[kind][1]
+        found = model._default_manager.filter(public_id=text).values_list("pk", flat=True).first()
         if found is None:
-            raise NotFound(f"message {text!r} does not exist")
+            raise NotFound(f"{kind} {text[:60]!r} does not exist")
         return TagTarget(kind, found)
     if not text.isdigit() or len(text) > 18:
         raise Invalid(f"{kind}: not an id: {text[:40]!r}")
@@ -54,6 +60,7 @@ def tag_target(*, kind: str, key: str | int) -> TagTarget:
         "chat": Chat.objects.filter(pk=int(text)),
         "person": Person.objects.filter(pk=int(text)),
         "message": Message.objects.filter(pk=int(text)),
+        "note": Note.objects.filter(pk=int(text)),
     }[kind].exists()
     if not exists:
         raise NotFound(f"{kind} {text} does not exist")

@@ -1,0 +1,20 @@
+"""Signals the store sends inside the transaction of their cause, for apps built on it.
+
+`people_named(person_ids=[…])`: these people were created, renamed, or had identities
+linked to them (their names and aliases changed). The notes app resolves the links that
+were waiting for such a name in the same write; the store knows nothing of notes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.dispatch import Signal
+
+people_named = Signal()
+
+
+def people_named_send(person_ids: Iterable[int]) -> None:
+    ids = sorted({int(pk) for pk in person_ids})
+    if ids:
+        people_named.send(sender=Signal, person_ids=ids)

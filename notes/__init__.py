@@ -1,0 +1,1 @@
+"""The owner's notes: Markdown with typed links into the archive, and backlinks."""

@@ -1,0 +1,1 @@
+"""The notes' Celery jobs (filled in by the notes search)."""
