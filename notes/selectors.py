@@ -159,8 +159,9 @@ def link_targets(links: Sequence[Link]) -> dict[int, Target]:
 def note_links(note: Note) -> list[tuple[Link, Target]]:
     """The note's links in order (body links as they stand in the text, then explicit)."""
     links = list(
+        # "body" sorts before "explicit"
         Link.objects.filter(source_kind="note", source_id=note.pk).order_by(
-            "-origin", "position", "id"
+            "origin", "position", "id"
         )
     )
     targets = link_targets(links)

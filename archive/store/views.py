@@ -132,6 +132,7 @@ def _links() -> dict[str, str]:
         "message": reverse("archive:message", args=["0"]).removesuffix("0/"),
         "task": reverse("tasks:task", args=["0"]).removesuffix("0/"),
         "task_new": f"{reverse('tasks:new')}?message=",
+        "note_new": f"{reverse('notes:new')}?link=message:",
         "sends": reverse("archive:sends"),
     }
 

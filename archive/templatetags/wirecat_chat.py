@@ -16,7 +16,8 @@ register = template.Library()
 @register.simple_tag
 def message_menu(row: Any, links: dict[str, str], deleted_param: str = "") -> SafeString:
     """The <details> menu of one message (a MessageRow): add a tag, make a task, its
-    permalink, copy its text (chat.js shows that one), its earlier versions if edited.
+    permalink, copy its text (chat.js shows that one), write a note linked to it, its
+    earlier versions if edited.
     Every item is a link that works without JavaScript; htmx loads two of them in place."""
     mid = row.message.public_id
     page = links["message"] + mid + "/"
@@ -36,10 +37,12 @@ def message_menu(row: Any, links: dict[str, str], deleted_param: str = "") -> Sa
         '<a class="make-task" href="{2}" hx-get="{2}" hx-target="#slot-{0}" hx-swap="innerHTML">'
         "Make a task</a>"
         '<a class="act-link" href="{3}">Permalink</a>'
-        '<button type="button" class="act-copy" hidden>Copy text</button>{4}</div></details>',
+        '<button type="button" class="act-copy" hidden>Copy text</button>'
+        '<a class="act-note" href="{5}">Write a note</a>{4}</div></details>',
         mid,
         deleted_param,
         task,
         page,
         revisions,
+        links["note_new"] + mid,
     )

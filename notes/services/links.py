@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 from django.utils import timezone
 
-from notes.models import CONTEXT_MAX, DEFAULT_KIND, Link, LinkKind, Note
+from notes.models import BUILTIN_KINDS, CONTEXT_MAX, DEFAULT_KIND, Link, LinkKind, Note
 from notes.references import NAME_MAX, Ref, fold, ref_guess, ref_parse, wiki_links
 from notes.services.targets import Resolver, person_names, ref_target
 from wirecat.errors import Invalid, NotFound
@@ -27,13 +27,16 @@ KIND_MAX = 40
 
 
 def link_kinds() -> list[str]:
-    return list(LinkKind.objects.values_list("name", flat=True))
+    """The vocabulary: the fixed kinds (from the code, so a store whose rows were wiped
+    still has them), then the owner's additions."""
+    added = LinkKind.objects.exclude(name__in=list(BUILTIN_KINDS)).values_list("name", flat=True)
+    return [*BUILTIN_KINDS, *added]
 
 
 def link_kind_clean(kind: str | None) -> str:
     """A kind of the vocabulary (the owner's additions included); Invalid naming the known."""
     name = str(kind or DEFAULT_KIND).strip().lower()
-    if not LinkKind.objects.filter(name=name).exists():
+    if name not in BUILTIN_KINDS and not LinkKind.objects.filter(name=name).exists():
         raise Invalid(f"kind: one of {', '.join(link_kinds())}; not {name[:40]!r}")
     return name
 
