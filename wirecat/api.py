@@ -30,6 +30,7 @@ from archive.store.api import router as store_router
 from archive.tags.api import router as tags_router
 from archive.web.api import AgentToken
 from meetings.api import router as meetings_router
+from notes.api import router as notes_router
 from tasks.api import router as tasks_router
 from wirecat.db.faults import store_fault
 from wirecat.errors import RateLimited, WireCatError
@@ -176,5 +177,6 @@ for router in (
     store_router,
     tasks_router,
     meetings_router,
+    notes_router,
 ):
     api.add_router("/", router)

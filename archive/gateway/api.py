@@ -20,7 +20,7 @@ from archive.gateway.schemas import (
     SendOut,
     UnreadOut,
 )
-from archive.gateway.selectors import changes_page, first_unread_id, unread_page
+from archive.gateway.selectors import NOTE_KINDS, changes_page, first_unread_id, unread_page
 from archive.gateway.services.agents import mark_read
 from archive.gateway.services.idempotency import KEY_MAX, idempotent, key_clean
 from archive.gateway.services.sends import SendRefused, send_get, send_request
@@ -121,9 +121,11 @@ def changes(
                 at=c.at,
                 message=page.public_ids.get(c.message_pk or 0),
                 chat_id=c.chat_pk,
-                tag=c.tag or None,
+                # a note's own row keeps the note's id in `tag`: it is shown as `note`
+                tag=None if c.kind in NOTE_KINDS else c.tag or None,
                 target_kind=c.target_kind or None,
                 target_id=c.target_id,
+                note=page.notes.get(c.pk),
             )
             for c in page.changes
         ],

@@ -58,7 +58,9 @@ class MarkReadOut(Schema):
 
 class ChangeOut(Schema):
     """One change: message.added, message.edited, message.tombstoned, tag.added,
-    tag.removed. `message` is null when the message has been purged since."""
+    tag.removed, send.status, note.created, note.updated, note.deleted. `message` is null
+    when the message has been purged since. `note` is the note's id (note_…) for a note's
+    change (a deleted note's too) and for a tag on a note; null otherwise."""
 
     seq: int
     kind: str
@@ -68,6 +70,7 @@ class ChangeOut(Schema):
     tag: str | None
     target_kind: str | None
     target_id: int | None
+    note: str | None = None
 
 
 class ChangesOut(Schema):

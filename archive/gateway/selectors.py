@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import connection
 from django.db.models import Exists, Max, OuterRef, Q
@@ -25,6 +25,7 @@ from archive.search.selectors import SearchPage, message_search
 from archive.store.changes import ChangeKind
 from archive.store.models import Change, Chat, ChatKind, DeliveryStatus, Direction, Message
 from archive.store.selectors import chat_get, message_get
+from notes.models import Note
 from wirecat.db.values import db_time
 from wirecat.errors import Invalid, NotFound
 
@@ -175,6 +176,11 @@ class ChangesPage:
     changes: list[Change]
     public_ids: dict[int, str]  # message pk -> msg_… (absent when purged)
     cursor: str  # always given: poll again with it
+    # change pk -> note_… of a note's change (kept in its row) or of a tag on a note
+    notes: dict[int, str] = field(default_factory=dict)
+
+
+NOTE_KINDS = frozenset({ChangeKind.NOTE_CREATED, ChangeKind.NOTE_UPDATED, ChangeKind.NOTE_DELETED})
 
 
 # A feed read for an agent looks at this many rows at most (its cursor then moves past
@@ -183,20 +189,40 @@ FEED_SCAN = 50_000
 
 
 def _feed_visible(agent: Agent) -> Q:
-    """The feed rows `agent` may see: its own sends' status only, and within its limits
-    only the rows of the chats it sees (their messages, sends and tags)."""
+    """The feed rows `agent` may see: its own sends' status only, a note's rows with
+    notes.read only, and within its limits only the rows of the chats it sees (their
+    messages, sends and tags) and the notes'."""
     own = SendAttempt.objects.filter(agent=agent).values("pk")
     visible = ~Q(kind=ChangeKind.SEND_STATUS) | Q(target_id__in=own)
+    # A note's rows (its changes, tags on it) are for agents that may read notes; notes
+    # are in no chat, so an agent's limits leave them be.
+    reads_notes = "notes.read" in agent.scopes
+    if not reads_notes:
+        visible &= ~Q(target_kind="note")
     limits = agent_limits(agent)
     if limits is not None:
         chats = Chat.objects.filter(agent_chat_scope(agent)).values("pk")
         of_message = Message.objects.filter(pk=OuterRef("message_pk"), chat_id__in=chats)
-        visible &= (
+        seen = (
             Q(chat_pk__in=chats)
             | Q(chat_pk__isnull=True, message_pk__isnull=False) & Exists(of_message)
             | Q(target_kind="chat", target_id__in=chats)
         )
+        visible &= (seen | Q(target_kind="note")) if reads_notes else seen
     return visible
+
+
+def _note_ids(changes: list[Change]) -> dict[int, str]:
+    """The note each row names: a note's change keeps its id in `tag`; a tag on a note
+    names the note by its pk (absent when the note is deleted since)."""
+    out = {c.pk: c.tag for c in changes if c.kind in NOTE_KINDS and c.tag}
+    tagged = {c.target_id for c in changes if c.target_kind == "note" and c.pk not in out}
+    if tagged:
+        found = dict(Note.objects.filter(pk__in=tagged).values_list("pk", "public_id"))
+        for c in changes:
+            if c.target_kind == "note" and c.pk not in out and c.target_id in found:
+                out[c.pk] = found[c.target_id]
+    return out
 
 
 def changes_page(
@@ -220,7 +246,7 @@ def changes_page(
         last = changes[-1].pk if len(changes) == limit else max(top, after)
     ids = {c.message_pk for c in changes if c.message_pk}
     public = dict(Message.objects.filter(pk__in=ids).values_list("pk", "public_id"))
-    return ChangesPage(changes, public, _token("c", last))
+    return ChangesPage(changes, public, _token("c", last), _note_ids(changes))
 
 
 # --- search -------------------------------------------------------------------------------

@@ -163,12 +163,15 @@ def send_status_changed(
     _insert([[ChangeKind.SEND_STATUS.value, message_id, chat_id, "", "send", send_id]], at)
 
 
-def note_changed(*, kind: ChangeKind, note_id: int, at: datetime | None = None) -> None:
+def note_changed(
+    *, kind: ChangeKind, note_id: int, public_id: str = "", at: datetime | None = None
+) -> None:
     """A row "note.created", "note.updated" or "note.deleted" of the note `note_id` (its
-    primary key, in `target_id`; the feed outlives a deleted note)."""
+    primary key, in `target_id`). The feed outlives a deleted note: its public id is kept
+    in the row's one text column, `tag`, so the feed and webhooks still name it."""
     if kind not in (ChangeKind.NOTE_CREATED, ChangeKind.NOTE_UPDATED, ChangeKind.NOTE_DELETED):
         raise ValueError(f"not a change of a note: {kind}")
-    _insert([[ChangeKind(kind).value, None, None, "", "note", note_id]], at)
+    _insert([[ChangeKind(kind).value, None, None, public_id, "note", note_id]], at)
 
 
 def _insert(rows: list[list[object]], at: datetime | None) -> None:

@@ -36,9 +36,11 @@ router = Router(tags=["archive"])
 
 
 def _target(request: HttpRequest, kind: str, key: str) -> TagTarget:
-    """The target; a chat or a person named by a msg_… key does not exist (404), nor does
-    a chat or message outside the calling agent's limits."""
-    if kind != TagTargetKind.MESSAGE and key.startswith("msg_"):
+    """The target; anything but a message named by a msg_… key, or anything but a note
+    named by a note_… key, does not exist (404), nor does a chat or message outside the
+    calling agent's limits."""
+    prefixes = {TagTargetKind.MESSAGE: "msg_", TagTargetKind.NOTE: "note_"}
+    if any(key.startswith(p) for k, p in prefixes.items() if k != kind):
         raise NotFound(f"{kind} {key[:40]!r} does not exist")
     target = tag_target(kind=kind, key=key)
     chat = None
@@ -69,6 +71,7 @@ def tags_list(request: HttpRequest) -> list[TagCountsOut]:
             chats=row.chats,
             people=row.people,
             messages=row.messages,
+            notes=row.notes,
         )
         for row in tag_list()
     ]
@@ -77,7 +80,7 @@ def tags_list(request: HttpRequest) -> list[TagCountsOut]:
 @router.get(
     "/tags/of",
     response=answers(list[TagOut]),
-    summary="The tags on one chat, person or message",
+    summary="The tags on one chat, person, message or note",
     **scope("messages.read"),
 )
 @requires("messages.read")
@@ -89,7 +92,7 @@ def tags_on(request: HttpRequest, kind: TargetKind, key: TargetKey) -> list[TagO
 @router.post(
     "/tags/add",
     response=answers(TagOut),
-    summary="Tag a chat, person or message (idempotent)",
+    summary="Tag a chat, person, message or note (idempotent)",
     **scope("tags.write"),
 )
 @requires("tags.write")

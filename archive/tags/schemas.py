@@ -11,15 +11,17 @@ from pydantic import Field, model_validator
 from archive.tags.models import Tag, TagTargetKind
 from archive.web.schemas import BodyIn, Choice, TagName
 
-# A target's key: a message's public id (msg_…), or a row id of at most 18 digits (any
-# kind). `target_key_error` says the same in Python, with the service's message.
-TARGET_KEY = "^(msg_|[0-9]{1,18}$)"
+# A target's key: a message's or a note's public id (msg_…, note_…), or a row id of at
+# most 18 digits (any kind). `target_key_error` says the same in Python, with the
+# service's message.
+TARGET_KEY = "^(msg_|note_|[0-9]{1,18}$)"
 TargetKind = Annotated[str, Choice("target kind", TagTargetKind.values)]
 TargetKey = Annotated[
     str,
     Field(
         pattern=TARGET_KEY,
-        description="the chat's or person's id, or the message's msg_… id (or its row id)",
+        description="the chat's or person's id, or the message's msg_… or the note's note_…"
+        " id (or its row id)",
     ),
 ]
 
@@ -27,7 +29,7 @@ TargetKey = Annotated[
 def target_key_error(kind: str, key: str) -> str | None:
     """What is wrong with `key` as the key of a `kind` target, or None. A chat or a person
     named by a msg_… key is well formed and simply does not exist (404, in the api)."""
-    if key.startswith("msg_") or re.fullmatch("[0-9]{1,18}", key):
+    if key.startswith(("msg_", "note_")) or re.fullmatch("[0-9]{1,18}", key):
         return None
     return f"{kind}: not an id: {key[:40]!r}"
 
@@ -38,18 +40,19 @@ class TagOut(Schema):
 
 
 class TagCountsOut(Schema):
-    """A tag and how many chats, people and messages carry it."""
+    """A tag and how many chats, people, messages and notes carry it."""
 
     name: str
     colour: str
     chats: int
     people: int
     messages: int
+    notes: int
 
 
 class TagTargetIn(BodyIn):
-    """What a tag goes on: `kind` chat, person or message; `key` the chat's or person's id,
-    or the message's `msg_…` id."""
+    """What a tag goes on: `kind` chat, person, message or note; `key` the chat's or
+    person's id, or the message's `msg_…` or the note's `note_…` id."""
 
     kind: TargetKind
     key: Annotated[str, Field(json_schema_extra={"pattern": TARGET_KEY})]

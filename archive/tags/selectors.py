@@ -20,20 +20,22 @@ class TagCounts:
     chats: int
     people: int
     messages: int
+    notes: int = 0
 
     @property
     def total(self) -> int:
-        return self.chats + self.people + self.messages
+        return self.chats + self.people + self.messages + self.notes
 
 
 def tag_list() -> list[TagCounts]:
-    """Every tag with how many chats, people and messages carry it, by name."""
+    """Every tag with how many chats, people, messages and notes carry it, by name."""
     rows = Tag.objects.annotate(
         chats=Count("taggings", filter=Q(taggings__target_kind=TagTargetKind.CHAT)),
         people=Count("taggings", filter=Q(taggings__target_kind=TagTargetKind.PERSON)),
         messages=Count("taggings", filter=Q(taggings__target_kind=TagTargetKind.MESSAGE)),
+        notes=Count("taggings", filter=Q(taggings__target_kind=TagTargetKind.NOTE)),
     ).order_by(Lower("name"))
-    return [TagCounts(tag, tag.chats, tag.people, tag.messages) for tag in rows]
+    return [TagCounts(tag, tag.chats, tag.people, tag.messages, tag.notes) for tag in rows]
 
 
 def tag_names(*, prefix: str = "", limit: int = 20) -> list[str]:

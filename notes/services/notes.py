@@ -120,6 +120,7 @@ def _saved(note: Note, *, actor: str, at: datetime, created: bool, resolver: Res
     changes.note_changed(
         kind=changes.ChangeKind.NOTE_CREATED if created else changes.ChangeKind.NOTE_UPDATED,
         note_id=note.pk,
+        public_id=note.public_id,
         at=at,
     )
     on_commit_effect(NOTES_INDEX_QUEUED)
@@ -229,5 +230,5 @@ def note_delete(*, public_id: str, actor: str = "owner") -> None:
     note = note_get(public_id)
     pk = note.pk
     note.delete()
-    changes.note_changed(kind=changes.ChangeKind.NOTE_DELETED, note_id=pk)
+    changes.note_changed(kind=changes.ChangeKind.NOTE_DELETED, note_id=pk, public_id=note.public_id)
     on_commit_effect(NOTES_INDEX_QUEUED)

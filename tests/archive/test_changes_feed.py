@@ -25,6 +25,7 @@ from archive.store.models import Change, Message, MessageRevision
 from archive.store.sink import batch_record, quiet_changes
 from archive.sync.services.accounts import sync_connect
 from archive.sync.services.run import account_sync, accounts_repair
+from notes.services.notes import note_create, note_delete, note_update
 from tests.factories import T0, batch, message
 from tests.providers.discord_api import ANN, GENERAL, TOKEN, DiscordApi
 
@@ -161,6 +162,9 @@ def test_the_fan_out_trigger_maps_every_kind_as_the_vocabulary_does(endpoint: No
     changes.tags_changed(added=True, tag="x", targets=[("message", inbound.pk)])
     changes.tags_changed(added=False, tag="x", targets=[("chat", inbound.chat_id)])
     changes.send_status_changed(send_id=1, message_id=outbound.pk, chat_id=outbound.chat_id)
+    note = note_create(title="Plumber", body="Call on Friday")  # note.created
+    note_update(public_id=note.public_id, revision=1, body="Call on Monday")  # note.updated
+    note_delete(public_id=note.public_id)  # note.deleted
     told = dict(WebhookDelivery.objects.values_list("change_pk", "event"))
     directions = dict(Message.objects.values_list("pk", "direction"))
     rows = list(Change.objects.order_by("id"))

@@ -109,7 +109,7 @@ def test_the_services_messages_survive_the_schemas(token: str) -> None:
     answer = shape(
         call("post", "/api/tags/add", token, {"kind": "x", "key": "1", "name": "a"}), 422
     )
-    assert answer["detail"] == "body.kind: target kind: one of chat, person, message"
+    assert answer["detail"] == "body.kind: target kind: one of chat, person, message, note"
     answer = shape(call("post", "/api/tasks", token, {"project": "HOME", "title": "  "}), 422)
     assert answer["detail"] == "body.title: title: empty"
 

@@ -34,6 +34,8 @@ SCOPES = {
     "tasks.write": "create and change tasks (each change an event with the agent as actor)",
     "meetings.read": "read meetings, their participants and transcripts, and search them",
     "meetings.write": "store transcripts of meetings (the agent and its model are kept)",
+    "notes.read": "read notes, their revisions, links and backlinks, and search them",
+    "notes.write": "write, edit and delete notes and links (the agent is kept as author)",
 }
 MARK_MAX = 1_000
 _PREFIX = "wct_"

@@ -47,6 +47,8 @@ from archive.gateway.services.deadline import DeadlineClient, deadline_client
 from archive.gateway.services.sends import gateway_settings
 from archive.store.changes import ChangeKind
 from archive.store.models import Change, Message
+from notes.models import Note
+from notes.services.folders import folder_path
 from wirecat.errors import Invalid, NotFound
 
 log = logging.getLogger(__name__)
@@ -193,6 +195,28 @@ def _message(pk: int | None) -> dict[str, Any] | None:
     }
 
 
+_NOTE_KINDS = (ChangeKind.NOTE_CREATED, ChangeKind.NOTE_UPDATED, ChangeKind.NOTE_DELETED)
+
+
+def _note(change: Change) -> dict[str, Any] | None:
+    """The note a change names, as it is now (like a message's): its id, title, revision,
+    author and folder. A note deleted since has only its id (a note's row keeps it)."""
+    kept = change.tag if change.kind in _NOTE_KINDS else ""
+    which: dict[str, object] = {"public_id": kept} if kept else {"pk": change.target_id}
+    note = Note.objects.select_related("folder").filter(**which).first()
+    if note is None:
+        return {"id": kept, "deleted": True} if kept else None
+    return {
+        "id": note.public_id,
+        "title": note.title,
+        "revision": note.revision,
+        "author": note.author,
+        "folder": folder_path(note.folder),
+        "updated_at": note.updated_at.isoformat(),
+        "deleted": False,
+    }
+
+
 def payload(delivery: WebhookDelivery) -> dict[str, Any]:
     change = Change.objects.filter(pk=delivery.change_pk).first()
     data: dict[str, Any] = {}
@@ -205,6 +229,8 @@ def payload(delivery: WebhookDelivery) -> dict[str, Any]:
                 target_kind=change.target_kind,
                 target_id=change.target_id,
             )
+        if change.target_kind == "note" and change.target_id is not None:
+            data["note"] = _note(change)
         if change.kind == ChangeKind.SEND_STATUS and change.target_id:
             attempt = SendAttempt.objects.filter(pk=change.target_id).first()
             if attempt is not None:
