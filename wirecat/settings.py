@@ -131,6 +131,9 @@ SESSION_COOKIE_AGE = 60 * 60 * 24 * 14
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# A request body Django reads into memory: a note may hold 1,000,000 characters, and a
+# client escaping each as JSON's \uXXXX (or a form's %XX%XX) sends up to 12 bytes of one.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -257,6 +260,7 @@ CELERY_TASK_ROUTES = {
     "archive.jobs.account_sync": {"queue": "sync"},
     "archive.jobs.accounts_repair": {"queue": "sync"},
     "archive.jobs.search_stems_drain": {"queue": "index"},
+    "archive.jobs.notes_stems_drain": {"queue": "index"},
     "archive.jobs.store_optimize": {"queue": "index"},
     "archive.jobs.tag_bulk_run": {"queue": "index"},
     "archive.jobs.thumbnail_make": {"queue": "index"},

@@ -4,7 +4,7 @@ base.html renders the list twice, once as the bar and once inside the "More" men
 each link in exactly one of the two places for the window's width (wirecat.css, "Main menu"):
 
 - tier 1 (Search, Chats, People, Tasks) is always in the bar;
-- tier 2 (Dashboard, Tags, Import, Sync) is in the bar above 800 px, in "More" below;
+- tier 2 (Dashboard, Notes, Tags, Import, Sync) is in the bar above 800 px, in "More" below;
 - tier 3 (Meetings, Agents, Sends, Webhooks) is in the bar above 1080 px, in "More" below;
 - tier 4 (Admin, API) is always in "More", with Sign out.
 """
@@ -54,6 +54,7 @@ _LINKS: tuple[tuple[str, str, int, frozenset[str]], ...] = (
         ),
     ),
     ("Tasks", "tasks:list", 1, frozenset({"tasks:*"})),
+    ("Notes", "notes:list", 2, frozenset({"notes:*"})),
     ("Tags", "archive:tags", 2, frozenset({"archive:tags", "archive:tag_bulk", "archive:tag_all"})),
     ("Import", "archive:imports", 2, frozenset({"archive:imports", "archive:import"})),
     (

@@ -35,6 +35,8 @@ PAGES = [
     "/webhooks/",
     "/imports/",
     "/sync/",
+    "/notes/",
+    "/notes/new/",
     "/admin/",
     "/api/docs",
 ]

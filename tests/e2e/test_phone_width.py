@@ -176,7 +176,7 @@ def test_desktop_menu_is_one_row_with_sign_out_under_more(live_server: Any, tab:
     bar = tab.get_by_role("navigation", name="Main")
     shown = [name.strip() for name in bar.locator("> a:visible").all_inner_texts()]
     assert shown == [
-        "Dashboard", "Search", "Chats", "Meetings", "People", "Tasks", "Tags",
+        "Dashboard", "Search", "Chats", "Meetings", "People", "Tasks", "Notes", "Tags",
         "Import", "Sync", "Agents", "Sends", "Webhooks",
     ]  # fmt: skip
     assert bar.get_by_role("link", name="Sends", exact=True).get_attribute("aria-current") == "page"
@@ -226,8 +226,8 @@ def test_the_menu_fits_one_row_at_every_width(live_server: Any, tab: Any) -> Non
         tab.keyboard.press("Escape")
         # Every page is in exactly one of the two places, whatever the width.
         assert shown | listed == {
-            "Dashboard", "Search", "Chats", "Meetings", "People", "Tasks", "Tags", "Import",
-            "Sync", "Agents", "Sends", "Webhooks", "Admin", "API",
+            "Dashboard", "Search", "Chats", "Meetings", "People", "Tasks", "Notes", "Tags",
+            "Import", "Sync", "Agents", "Sends", "Webhooks", "Admin", "API",
         }, width  # fmt: skip
         assert not shown & listed, width
 
