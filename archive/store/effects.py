@@ -69,5 +69,14 @@ def on_commit_effect(name: str, **args: Arg) -> None:
     """Carry out effect `name` with `args` after the current transaction commits (at once
     when there is none; never when it rolls back). A handler that fails (the broker is
     down) is logged, not raised: the use case has committed, and the periodic jobs catch
-    up."""
-    transaction.on_commit(Effect(name, tuple(sorted(args.items()))), robust=True)
+    up. The same effect asked for twice in one transaction runs once (a vault import saves
+    a hundred notes a transaction: one drain of their index, not a hundred)."""
+    effect = Effect(name, tuple(sorted(args.items())))
+    connection = transaction.get_connection()
+    # Pending callbacks are (savepoint ids, callback, robust); one of a savepoint that rolls
+    # back is dropped with it, and so would this one be, asked for inside that savepoint.
+    if connection.in_atomic_block and any(
+        pending[1] == effect for pending in connection.run_on_commit
+    ):
+        return
+    transaction.on_commit(effect, robust=True)

@@ -222,5 +222,10 @@ def links_resolve_people(*, person_ids: Iterable[int]) -> int:
 
 
 def links_resolve_note(note: Note, folded_names: Iterable[str]) -> int:
-    """Resolve the links waiting for one of the note's names (its title, its aliases)."""
-    return _resolve_names({name: note.pk for name in folded_names if name}, "note")
+    """Resolve the links waiting for the note: by one of its names (its title, its
+    aliases), or by its id (`[[note:note_…]]` written before the note was made here: a
+    vault's notes link each other by id, and a deleted note may come back)."""
+    by_id = Link.objects.filter(
+        target_kind="note", target_id__isnull=True, target_key=note.public_id
+    ).update(target_id=note.pk)
+    return by_id + _resolve_names({name: note.pk for name in folded_names if name}, "note")
