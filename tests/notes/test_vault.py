@@ -411,7 +411,7 @@ def test_two_files_with_one_id_refuse_the_vault_naming_both(tmp_path: Path) -> N
 def test_more_files_than_the_bound_are_refused_naming_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(vault, "FILES_MAX", 3)
+    monkeypatch.setattr("notes.vault.walking.FILES_MAX", 3)
     root = tmp_path / "vault"
     for name in "abcd":
         write(root, f"{name}.md", name)
@@ -437,7 +437,7 @@ def test_a_file_changed_while_it_is_imported_rolls_the_whole_import_back(tmp_pat
 def test_an_import_stopped_between_batches_keeps_them_and_finishes_when_run_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(vault, "BATCH", 1)
+    monkeypatch.setattr("notes.vault.importing.BATCH", 1)
     root = tmp_path / "vault"
     write(root, "A.md", "a [[B]]")
     write(root, "B.md", "b")
