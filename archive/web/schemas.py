@@ -79,7 +79,38 @@ class BodyIn(Schema):
         # Replaces ninja's validator of the same name (which wraps any value in a getter).
         if not isinstance(values, dict):
             raise ValueError(f"the body must be a JSON object, not {_json_type(values)}")
+        broken = _half_surrogate(values)
+        if broken is not None:
+            raise ValueError(f"{broken}: not valid Unicode (half of a surrogate pair)")
         return handler(values)
+
+
+def _half_surrogate(value: Any, path: str = "", depth: int = 0) -> str | None:
+    """Where the JSON value holds half of a surrogate pair (`"\\ud800"`, which JSON may
+    write and no text encoding holds: the store could not write it), as a dotted path; None
+    when it holds none."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path or "the body"
+        return None
+    if depth > 32:
+        return None
+    items: Any = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        if isinstance(key, str) and _half_surrogate(key) is not None:
+            return f"{path}.{key!r}" if path else repr(key)
+        found = _half_surrogate(item, f"{path}.{key}" if path else str(key), depth + 1)
+        if found is not None:
+            return found
+    return None
 
 
 def _json_type(value: Any) -> str:

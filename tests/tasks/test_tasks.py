@@ -287,3 +287,19 @@ def test_api_deletes_and_changes_projects_and_tasks(home: Project, client: Clien
         == 200
     )
     assert not Project.objects.filter(pk=empty.pk).exists()
+
+
+def test_half_a_surrogate_pair_in_any_body_is_a_422_naming_the_field(
+    home: Project, client: Client
+) -> None:
+    writer = agent_create(name="planner", scopes=["tasks.read", "tasks.write"]).token
+    # JSON may write a lone surrogate; no text encoding holds one, so the store could not.
+    raw = '{"project": "HOME", "title": "Plan \\ud800 trip", "assignees": []}'
+    refused = client.post(
+        "/api/tasks", raw, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {writer}"
+    )
+    assert refused.status_code == 422
+    assert "title: not valid Unicode" in refused.content.decode()
+    assert not Task.objects.exists()
+    fine = api(client, "post", "/api/tasks", writer, {"project": "HOME", "title": "Plan 🚗 trip"})
+    assert fine.status_code == 200 and fine.json()["title"] == "Plan 🚗 trip"
