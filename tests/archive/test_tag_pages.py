@@ -196,3 +196,17 @@ def test_admin_lists_tags_runs_and_link_audit(owner_client: Client, chat: Chat) 
         f"/admin/archive/tag/{tag.pk}/change/", {"name": "WORK ", "colour": "red;x:y"}
     )
     assert clash.status_code == 200 and "a colour as #rrggbb" in clash.content.decode()
+
+
+def test_the_tags_page_counts_notes_and_opens_them(owner_client: Client) -> None:
+    from notes.services.notes import note_create
+
+    note = note_create(title="Plan")
+    tags.tag_add(target=tags.tag_target(kind="note", key=note.public_id), name="house work")
+    page = owner_client.get("/tags/").content.decode()
+    assert (
+        '<td class="num" data-label="Notes"><a href="/notes/?q=tag%3A%22house%20work%22">1</a>'
+        in page
+    )
+    found = owner_client.get("/notes/?q=tag%3A%22house%20work%22").content.decode()
+    assert "Plan" in found
