@@ -79,6 +79,11 @@ def _beat_schedule(heartbeat_seconds: int) -> dict[str, dict[str, object]]:
             "schedule": 60.0,
             "options": {"expires": 55.0},
         },
+        "notes-stems-drain": {
+            "task": "archive.jobs.notes_stems_drain",
+            "schedule": 60.0,
+            "options": {"expires": 55.0},
+        },
         "webhooks-deliver": {
             "task": "archive.jobs.webhooks_deliver",
             "schedule": 10.0,
