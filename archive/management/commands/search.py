@@ -1,5 +1,6 @@
-"""`wirecat search "QUERY" [--sort S] [--limit N] [--json] [--meetings]`: the page's search,
-in a shell; `--meetings` searches what was said in meetings instead of messages."""
+"""`wirecat search "QUERY" [--sort S] [--limit N] [--json] [--meetings | --notes]`: the
+page's search, in a shell; `--meetings` searches what was said in meetings instead of
+messages, `--notes` the owner's notes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from archive.search.selectors import MAX_LIMIT, SORTS, message_search
 from archive.search.services.searches import search_run, search_run_record
 from meetings.selectors import MeetingSearchPage, meeting_search
+from notes.search import NoteSearchPage, note_search
 from wirecat.errors import Invalid
 
 
@@ -23,9 +25,11 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=20, help=f"at most {MAX_LIMIT}")
         parser.add_argument("--cursor", help="the cursor a previous page printed")
         parser.add_argument("--json", action="store_true", help="print the hits as JSON lines")
-        parser.add_argument(
+        kinds = parser.add_mutually_exclusive_group()
+        kinds.add_argument(
             "--meetings", action="store_true", help="search transcripts and meetings instead"
         )
+        kinds.add_argument("--notes", action="store_true", help="search the notes instead")
 
     def handle(self, *args: Any, **options: Any) -> None:
         query: str = options["query"]
@@ -33,6 +37,12 @@ class Command(BaseCommand):
             if options["meetings"]:
                 self._meetings(
                     meeting_search(query=query, cursor=options["cursor"], limit=options["limit"]),
+                    as_json=options["json"],
+                )
+                return
+            if options["notes"]:
+                self._notes(
+                    note_search(query=query, cursor=options["cursor"], limit=options["limit"]),
                     as_json=options["json"],
                 )
                 return
@@ -111,5 +121,30 @@ class Command(BaseCommand):
                 self.stdout.write(
                     "Nothing said in meetings matches." if page.parsed else "Give a query."
                 )
+            elif page.next_cursor:
+                self.stdout.write(f"More: --cursor {page.next_cursor}")
+
+    def _notes(self, page: NoteSearchPage, *, as_json: bool) -> None:
+        for hit in page.hits:
+            note = hit.note
+            if as_json:
+                found = {"id": note.public_id, "title": note.title, "folder": hit.folder}
+                found |= {"updated_at": note.updated_at.isoformat(), "score": hit.score}
+                found |= {"snippet": "".join(part.text for part in hit.snippet)}
+                self.stdout.write(json.dumps(found, ensure_ascii=False))
+                continue
+            marked = "".join(
+                self.style.WARNING(part.text) if part.hit else part.text for part in hit.snippet
+            )
+            where = f"  in {hit.folder}" if hit.folder else ""
+            self.stdout.write(
+                f"{note.updated_at:%Y-%m-%d %H:%M}  {note.title}{where}  {note.public_id}\n"
+                f"    {' '.join(marked.split())}"
+            )
+        if not as_json:
+            if page.suggestion:
+                self.stdout.write(f"Did you mean: {page.suggestion}")
+            if not page.hits:
+                self.stdout.write("No notes match." if page.parsed else "Give a query.")
             elif page.next_cursor:
                 self.stdout.write(f"More: --cursor {page.next_cursor}")
