@@ -257,5 +257,9 @@ def test_backlinks_on_every_page_and_write_a_note_from_each(
     article.hover()
     article.get_by_label("Actions for this message").click()
     tab.screenshot(path=str(artifacts_dir / f"backlinks-message-menu-{suffix}.png"))
+    # An own message's menu opens within the window (on a phone it once opened off its left).
+    menu = article.locator(".actions .menu").bounding_box()
+    width = tab.viewport_size["width"] if tab.viewport_size else 0
+    assert menu is not None and menu["x"] >= 0 and menu["x"] + menu["width"] <= width, menu
     article.get_by_role("link", name="Write a note").click()
     tab.wait_for_url(f"**/notes/new/?link=message:{reply.public_id}")
