@@ -15,6 +15,9 @@ from archive.store.models import Attachment, Chat, Message, Person
 from meetings.models import Meeting
 from notes.models import Folder, Link, Note, NoteRevision
 from notes.references import Ref, ref_parse
+from notes.search import NoteHit as NoteHit  # the search: part of the public face
+from notes.search import NoteSearchPage as NoteSearchPage
+from notes.search import note_search as note_search
 from notes.services.folders import folder_paths
 from notes.services.targets import ref_target
 from tasks.models import Task

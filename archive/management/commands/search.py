@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from archive.search.selectors import MAX_LIMIT, SORTS, message_search
 from archive.search.services.searches import search_run, search_run_record
 from meetings.selectors import MeetingSearchPage, meeting_search
-from notes.search import NoteSearchPage, note_search
+from notes.selectors import NoteSearchPage, note_search
 from wirecat.errors import Invalid
 
 
@@ -128,7 +128,8 @@ class Command(BaseCommand):
         for hit in page.hits:
             note = hit.note
             if as_json:
-                found = {"id": note.public_id, "title": note.title, "folder": hit.folder}
+                found: dict[str, object] = {"id": note.public_id, "title": note.title}
+                found |= {"folder": hit.folder}
                 found |= {"updated_at": note.updated_at.isoformat(), "score": hit.score}
                 found |= {"snippet": "".join(part.text for part in hit.snippet)}
                 self.stdout.write(json.dumps(found, ensure_ascii=False))
