@@ -3,12 +3,14 @@ never --no-migrations), with the bundled SQLite the backend uses."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
+from django.db import transaction
 from django.test import Client
 
 from archive.owner.services import login_code_issue, owner_set_password
@@ -33,6 +35,26 @@ def _state_dir(settings: Any, tmp_path: Path) -> Iterator[Path]:
     settings.STATE_DIR = state
     settings.BLOB_DIR = state / "blobs"
     yield state
+
+
+@pytest.fixture
+def committed(
+    django_capture_on_commit_callbacks: Any,
+) -> Callable[[], AbstractContextManager[list[Any]]]:
+    """`with committed() as callbacks:` — what is written inside acts as its own transaction:
+    its after-commit callbacks run when the block ends, then are spent as a commit spends
+    them. (The test's transaction never commits; a callback left pending in it would stand
+    for the next write's, since an effect asked for twice in a transaction runs once.)"""
+
+    @contextmanager
+    def block() -> Iterator[list[Any]]:
+        pending = transaction.get_connection().run_on_commit
+        start = len(pending)
+        with django_capture_on_commit_callbacks(execute=True) as callbacks:
+            yield callbacks
+        del pending[start:]
+
+    return block
 
 
 @pytest.fixture

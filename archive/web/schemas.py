@@ -79,10 +79,11 @@ class BodyIn(Schema):
         # Replaces ninja's validator of the same name (which wraps any value in a getter).
         if not isinstance(values, dict):
             raise ValueError(f"the body must be a JSON object, not {_json_type(values)}")
+        checked = handler(values)  # a field's own check names it more precisely
         broken = _half_surrogate(values)
         if broken is not None:
             raise ValueError(f"{broken}: not valid Unicode (half of a surrogate pair)")
-        return handler(values)
+        return checked
 
 
 def _half_surrogate(value: Any, path: str = "", depth: int = 0) -> str | None:

@@ -215,8 +215,9 @@ def test_chat_page_query_count_is_bounded(
     chat = Chat.objects.get()
     # session, owner, chat, messages, attachments, tags of the messages and of the chat,
     # tasks of the messages, tag names for autocomplete, the activity chart (newest, then per
-    # week), the chat's members: fixed, whatever the number of messages shown
-    with django_assert_max_num_queries(12):
+    # week), the chat's members, the notes about the chat: fixed, whatever the number of
+    # messages shown
+    with django_assert_max_num_queries(13):
         assert owner_client.get(f"/chats/{chat.pk}/").status_code == 200
 
 

@@ -171,18 +171,18 @@ def test_a_new_analyzer_is_used_only_once_the_job_has_rebuilt_the_index() -> Non
 
 
 def test_the_sinks_commit_asks_the_index_job_for_the_stems(
-    celery_inline: None, django_capture_on_commit_callbacks: Any
+    celery_inline: None, committed: Any
 ) -> None:
-    with django_capture_on_commit_callbacks(execute=True) as committed:
+    with committed() as first:
         batch_record(batch=batch(message("1", "the cats are sleeping")))
-    assert committed == [Effect(STEMS_QUEUED)]
+    assert first == [Effect(STEMS_QUEUED)]
     assert queued() == 0 and found("cat") == ["1"]  # the job ran once the batch committed
-    with django_capture_on_commit_callbacks() as again:
+    with committed() as again:
         batch_record(batch=batch(message("1", "the cats are sleeping")))
     assert again == []  # nothing changed: nothing to index
-    with django_capture_on_commit_callbacks(execute=True) as edited:
+    with committed() as edited:
         batch_record(batch=batch(message("1", "dogs barking", edited_at=T0 + timedelta(minutes=5))))
     assert edited == [Effect(STEMS_QUEUED)] and found("dog") == ["1"] and found("cat") == []
-    with django_capture_on_commit_callbacks(execute=True) as purged:
+    with committed() as purged:
         message_purge(message_ids=[Message.objects.get().pk])
     assert purged == [Effect(STEMS_QUEUED)] and stem_rows("dog") == set()

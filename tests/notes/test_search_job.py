@@ -4,12 +4,11 @@ save queued; every minute (beat) it catches up, on the index queue."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from archive.store.effects import Effect
 from notes.jobs import notes_stems_drain
@@ -39,34 +38,20 @@ def _titles(query: str) -> list[str]:
     return [hit.note.title for hit in note_search(query=query).hits]
 
 
-@contextmanager
-def _saved_alone(capture: Any) -> Iterator[list[Any]]:
-    """One save as its own transaction: its after-commit callbacks run, then are spent as a
-    commit spends them (the test's transaction never commits, and an effect still pending
-    in it would stand for the next save's: effects.py asks for one once per transaction)."""
-    pending = transaction.get_connection().run_on_commit
-    start = len(pending)
-    with capture(execute=True) as callbacks:
-        yield callbacks
-    del pending[start:]
-
-
-def test_every_save_runs_the_stems_job_once_it_commits(
-    celery_inline: None, django_capture_on_commit_callbacks: Any
-) -> None:
-    with _saved_alone(django_capture_on_commit_callbacks) as created:
+def test_every_save_runs_the_stems_job_once_it_commits(celery_inline: None, committed: Any) -> None:
+    with committed() as created:
         note = note_create(title="Morning", body="she runs every day")
     assert created.count(Effect(NOTES_INDEX_QUEUED)) == 1
     assert _queued() == 0  # the job ran after the commit
     page = note_search(query="running")
     assert [hit.note.title for hit in page.hits] == ["Morning"] and not page.stems_behind
 
-    with _saved_alone(django_capture_on_commit_callbacks) as edited:
+    with committed() as edited:
         note_update(public_id=note.public_id, revision=note.revision, body="walked home")
     assert edited.count(Effect(NOTES_INDEX_QUEUED)) == 1
     assert _queued() == 0 and _titles("walking") == ["Morning"] and _titles("running") == []
 
-    with _saved_alone(django_capture_on_commit_callbacks) as deleted:
+    with committed() as deleted:
         note_delete(public_id=note.public_id)
     assert deleted.count(Effect(NOTES_INDEX_QUEUED)) == 1
     assert _queued() == 0 and _titles("walking") == []
@@ -76,12 +61,12 @@ def test_every_save_runs_the_stems_job_once_it_commits(
 
 
 def test_many_saves_in_one_transaction_run_the_job_once(
-    celery_inline: None, django_capture_on_commit_callbacks: Any
+    celery_inline: None, committed: Any
 ) -> None:
-    with _saved_alone(django_capture_on_commit_callbacks) as committed:
+    with committed() as callbacks:
         for n in range(5):
             note_create(title=f"Imported {n}", body="walking notes")
-    assert committed.count(Effect(NOTES_INDEX_QUEUED)) == 1
+    assert callbacks.count(Effect(NOTES_INDEX_QUEUED)) == 1
     assert _queued() == 0 and len(_titles("walk")) == 5
 
 
