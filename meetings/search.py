@@ -19,41 +19,47 @@ window's candidates only, a wider window is read while they leave too few, and t
 query answers only when the window cannot decide the page (see `WINDOW`). Snippets are the
 messages' own (`archive.search.selectors.snippet`). A first page with few hits offers "did
 you mean" (`suggestion`) as the messages' search does, from the words index's vocabulary
-(`meeting_words_vocab`).
+(`meeting_words_vocab`). The pieces every search over the query language shares (cursors,
+the operators refused, MATCH strings, the tree's SQL) are `archive/search/querykit.py`'s.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from django.db import connection
 
 from archive.search.selectors import (
     SUGGEST_BELOW,
+    WORD_KINDS,
+    DocumentPage,
     Filter,
     Group,
+    IndexCompiler,
     Node,
+    Term,
     Vocabulary,
-    compile_query,
+    cursor_offset,
+    date_condition,
     did_you_mean,
-    parse,
+    highlights,
+    like_pattern,
+    offset_cursor,
+    rank_match,
+    read_query,
     snippet,
     to_json,
+    word_match,
 )
 from archive.search.selectors import Segment as SnippetPart
 from archive.search.services.index import Analyzer
 from meetings.models import Meeting, Segment
 from meetings.search_index import meeting_stems_for_search
-from wirecat.errors import Invalid
 
 MAX_LIMIT = 100
 MAX_QUERY_CHARS = 2_000  # the parser's own limit (archive.search.parser), for the API's schema
-MAX_OFFSET = 1_000_000
 # bm25 weights of the words index's columns: title, body (a segment's text, a description).
 TITLE_WEIGHT, BODY_WEIGHT = 2.0, 1.0
 # The operators a meeting answers (the parser's names: `in:` is "chat").
@@ -65,6 +71,7 @@ REFUSED = (
     'meetings are searched by words, "phrases", from:, in: (a calendar), before:, after:'
     " and on:; {name}: is for messages"
 )
+_CURSOR_MARK = "m"  # this search's offset cursors
 
 
 @dataclass(frozen=True)
@@ -87,89 +94,11 @@ class MeetingHit:
 
 
 @dataclass
-class MeetingSearchPage:
-    query: str
-    parsed: dict[str, Any] | None
-    hits: list[MeetingHit] = field(default_factory=list)
-    next_cursor: str | None = None
-    # Documents wait for their stems (or the stems are being rebuilt): a word's other forms
-    # are found only in what the stems index holds; the words as written everywhere.
-    stems_behind: bool = False
-    # "Did you mean": the query with known words instead, when its first page found little.
-    suggestion: str | None = None
+class MeetingSearchPage(DocumentPage[MeetingHit]):
+    """A page of transcript lines and meetings."""
 
 
-def _fts_string(text: str) -> str:
-    """An FTS5 string literal (as archive.search.compiler.fts_string): user text is never
-    MATCH syntax."""
-    return '"' + text.replace('"', '""') + '"'
-
-
-def _like(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def _cursor_offset(cursor: str | None) -> int:
-    if not cursor:
-        return 0
-    try:
-        raw = base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii")
-        offset = int(raw.removeprefix("m"))
-    except (ValueError, binascii.Error, UnicodeError) as exc:
-        raise Invalid("cursor: not a cursor this search gave out") from exc
-    if not raw.startswith("m") or not 0 <= offset <= MAX_OFFSET:
-        raise Invalid("cursor: not a cursor this search gave out")
-    return offset
-
-
-def _cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"m{offset}".encode()).decode().rstrip("=")
-
-
-def _check(node: Node) -> None:
-    """Refuse what a meeting cannot answer, before any SQL is made."""
-    if isinstance(node, Group):
-        for item in node.items:
-            _check(item)
-    elif isinstance(node, Filter) and node.name not in ANSWERED:
-        raise Invalid(REFUSED.format(name=node.name))
-
-
-def _positive_terms(node: Node) -> list[Node]:
-    if isinstance(node, Group):
-        if node.negated:
-            return []
-        return [term for item in node.items for term in _positive_terms(item)]
-    if isinstance(node, Filter) or node.negated:
-        return []
-    return [node]
-
-
-def _word_match(node: Node) -> str | None:
-    if isinstance(node, Group | Filter) or node.negated:
-        return None
-    if node.kind not in ("word", "phrase", "prefix"):
-        return None
-    return _fts_string(node.text) + ("*" if node.kind == "prefix" else "")
-
-
-def _rank_match(node: Node) -> str | None:
-    """What bm25 ranks by: the positive words of a top-level AND, or of a word-only OR."""
-    if not isinstance(node, Group):
-        return _word_match(node)
-    if node.negated:
-        return None
-    parts = [_word_match(item) for item in node.items]
-    if node.op == "and":
-        found = [part for part in parts if part]
-        return " AND ".join(found) if found else None
-    if all(parts):
-        return " OR ".join(part for part in parts if part)
-    return None
-
-
-class _Compiler:
+class _Compiler(IndexCompiler):
     """SQL over `m` (meetings_meeting) and, for segments, `s` (meetings_segment)."""
 
     def __init__(
@@ -193,17 +122,7 @@ class _Compiler:
         self.doc_id, self.parity = ("s.id", 0) if segments else ("m.id", 1)
         self.text = "s.text" if segments else "(m.title || ' ' || m.description)"
 
-    def node(self, node: Node) -> str:
-        if isinstance(node, Group):
-            joiner = " AND " if node.op == "and" else " OR "
-            sql = "(" + joiner.join(self.node(item) for item in node.items) + ")"
-        elif isinstance(node, Filter):
-            sql = self.filter(node)
-        else:
-            sql = self.term(node)
-        return f"NOT {sql}" if node.negated else sql
-
-    def _select(self, table: str, match: str) -> str:
+    def select(self, table: str, match: str) -> str:
         """The documents of this kind `table` matches; in a candidates' check, only whether
         this document does (a rowid lookup, not every match)."""
         self.params.append(match)
@@ -216,25 +135,18 @@ class _Compiler:
             f"SELECT rowid >> 1 FROM {table} WHERE {table} MATCH %s AND (rowid & 1) = {self.parity}"
         )
 
-    def _any(self, selects: list[str]) -> str:
+    def any_of(self, selects: list[str]) -> str:
         if self.correlated:
             return "(" + " OR ".join(f"EXISTS ({select})" for select in selects) + ")"
         # One IN over a compound select (an OR of two INs keeps SQLite from driving the
         # query from the documents' ids).
         return f"({self.doc_id} IN ({' UNION ALL '.join(selects)}))"
 
-    def term(self, node: Node) -> str:
-        assert not isinstance(node, Group | Filter)
-        if node.kind in ("word", "phrase", "prefix"):
-            match = _fts_string(node.text) + ("*" if node.kind == "prefix" else "")
-            selects = [self._select("meeting_words", match)]
-            stems = self.analyzer.word_stems(node.text) if self.analyzer else ()
-            if node.kind == "word" and not node.exact and stems:
-                alternatives = " OR ".join(_fts_string(stem) for stem in stems)
-                selects.append(self._select("meeting_stems", alternatives))
-            return self._any(selects)
+    def term(self, term: Term) -> str:
+        if term.kind in WORD_KINDS:
+            return self.word_term(term, "meeting_words", "meeting_stems")
         # infix and substring: a bounded scan of the text
-        self.params.append(_like(node.text))
+        self.params.append(like_pattern(term.text))
         return f"({self.text} LIKE %s ESCAPE '\\')"
 
     def filter(self, node: Filter) -> str:
@@ -242,23 +154,15 @@ class _Compiler:
         if node.name == "from":
             return self._from(value, exact=node.exact)
         if node.name == "chat":
-            self.params.extend([_like(value), value])
+            self.params.extend([like_pattern(value), value])
             return (
                 "(m.calendar_id IN (SELECT c.id FROM meetings_calendar AS c"
                 " WHERE c.name LIKE %s ESCAPE '\\' OR c.public_id = %s))"
             )
-        # before, after, on: the messages' compiler reads the date (its bound parameters
-        # are the day range's [start, end) as the store holds times), so one query means
-        # the same days in both searches.
-        bounds = compile_query(Filter(node.name, value), now=self.now).params
-        if node.name == "before":
-            self.params.append(bounds[0])
-            return "(m.start < %s)"
-        if node.name == "after":
-            self.params.append(bounds[0])
-            return "(m.start >= %s)"
-        self.params.extend(bounds[:2])
-        return "(m.start >= %s AND m.start < %s)"
+        # before, after, on: the days the messages' search means by the date
+        sql, params = date_condition(node, "m.start", self.now)
+        self.params.extend(params)
+        return sql
 
     def _from(self, value: str, *, exact: bool) -> str:
         """A quoted name is that whole name (or address); a bare one, any name with a word
@@ -268,13 +172,13 @@ class _Compiler:
             name_params = [value]
         else:
             names = "({0} LIKE %s ESCAPE '\\' OR {0} LIKE %s ESCAPE '\\')"
-            prefix = _like(value)[1:]  # `value%`
+            prefix = like_pattern(value)[1:]  # `value%`
             name_params = [prefix, "% " + prefix]
         if self.segments:
             self.params.extend(name_params)
             return f"({names.format('s.speaker')})"
         email = "lower({0}) = lower(%s)" if exact else "{0} LIKE %s ESCAPE '\\'"
-        email_param = value if exact else _like(value)[1:]
+        email_param = value if exact else like_pattern(value)[1:]
         self.params.extend([*name_params, email_param, *name_params, email_param])
         if self.bounded:
             # Few meetings to ask about: each one's own participants and event (by index),
@@ -309,7 +213,7 @@ def _residual(tree: Node) -> Node | None:
     if _implied(tree):
         return None
     if isinstance(tree, Group) and tree.op == "and" and not tree.negated:
-        rest = tuple(item for item in tree.items if _word_match(item) is None)
+        rest = tuple(item for item in tree.items if word_match(item) is None)
         return rest[0] if len(rest) == 1 else Group("and", rest)
     return tree
 
@@ -319,8 +223,8 @@ def _implied(tree: Node) -> bool:
     phrase or prefix, or an AND / OR of only those (each term is its words OR its stems,
     so matching the words is enough)."""
     if isinstance(tree, Group):
-        return not tree.negated and all(_word_match(item) for item in tree.items)
-    return _word_match(tree) is not None
+        return not tree.negated and all(word_match(item) for item in tree.items)
+    return word_match(tree) is not None
 
 
 def _windowed(
@@ -436,29 +340,26 @@ def meeting_search(
     Invalid (QuerySyntaxError, with its position, for the query itself; a sentence for an
     operator meetings cannot answer, a bad cursor or limit) and nothing else for any
     input."""
-    if not 1 <= limit <= MAX_LIMIT:
-        raise Invalid(f"limit: between 1 and {MAX_LIMIT}")
-    tree = parse(query)
+    tree = read_query(query, limit=limit, most=MAX_LIMIT, answered=ANSWERED, refused=REFUSED)
     page = MeetingSearchPage(query=query, parsed=to_json(tree))
     if tree is None:
         return page
-    _check(tree)
-    offset = _cursor_offset(cursor)
+    offset = cursor_offset(cursor, _CURSOR_MARK)
     stems = meeting_stems_for_search()
     page.stems_behind = stems.behind
     moment = now or datetime.now(UTC)
     needed = offset + limit + 1
-    rank_match = _rank_match(tree)
+    ranking = rank_match(tree)
     rows = (
-        _windowed(tree, rank_match, needed, now=moment, analyzer=stems.analyzer)
-        if rank_match is not None
+        _windowed(tree, ranking, needed, now=moment, analyzer=stems.analyzer)
+        if ranking is not None
         else None
     )
     if rows is None:
-        rows = _everything(tree, rank_match, needed, now=moment, analyzer=stems.analyzer)
+        rows = _everything(tree, ranking, needed, now=moment, analyzer=stems.analyzer)
     rows = rows[offset:]
     if len(rows) > limit:
-        page.next_cursor = _cursor(offset + limit)
+        page.next_cursor = offset_cursor(offset + limit, _CURSOR_MARK)
     rows = rows[:limit]
     found_segments = Segment.objects.select_related(
         "transcript__meeting__calendar", "transcript__meeting__event"
@@ -466,12 +367,7 @@ def meeting_search(
     found_meetings = Meeting.objects.select_related("calendar", "event").in_bulk(
         [row[1] for row in rows if row[0] == 1]
     )
-    terms = _positive_terms(tree)
-    highlights = (
-        compile_query(Group("and", tuple(terms)), analyzer=stems.analyzer).highlights
-        if terms
-        else []
-    )
+    marks = highlights(tree, stems.analyzer)
     for kind, row_id, score in rows:
         ranked = float(score) if score is not None else None
         if kind == 0:
@@ -483,7 +379,7 @@ def meeting_search(
                     meeting=segment.transcript.meeting,
                     segment=segment,
                     score=ranked,
-                    snippet=snippet(segment.text, highlights),
+                    snippet=snippet(segment.text, marks),
                 )
             )
         else:
@@ -496,7 +392,7 @@ def meeting_search(
                     meeting=meeting,
                     segment=None,
                     score=ranked,
-                    snippet=snippet(text, highlights),
+                    snippet=snippet(text, marks),
                 )
             )
     if offset == 0 and len(page.hits) < SUGGEST_BELOW:

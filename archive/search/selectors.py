@@ -1,9 +1,12 @@
-"""The message search selector: parse, compile, run, rank, page, and make snippets."""
+"""The message search selector: parse, compile, run, rank, page, and make snippets.
+
+It is also the search's public face for the notes' and meetings' searches: they read the
+messages' query language with its parser and compiler, build on `querykit.py`, and (the
+notes) rank by its windows (`windows.py`), through the names re-exported below.
+"""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,13 +16,29 @@ from django.db import connection
 from archive.search import windows
 from archive.search.analyzer import WORD
 from archive.search.compiler import Compiled, compile_query
+from archive.search.compiler import Plan as Plan
+from archive.search.compiler import fts_string as fts_string
+from archive.search.compiler import like_pattern as like_pattern
 from archive.search.facets import FACET_WINDOW, Facets, message_facets
 from archive.search.models import SavedSearch
 from archive.search.parser import Filter, Group, Node, parse, to_json
+from archive.search.parser import Term as Term
+from archive.search.querykit import WORD_KINDS as WORD_KINDS
+from archive.search.querykit import DocumentPage as DocumentPage
+from archive.search.querykit import IndexCompiler as IndexCompiler
+from archive.search.querykit import cursor_offset, offset_cursor
+from archive.search.querykit import date_condition as date_condition
+from archive.search.querykit import filters as filters
+from archive.search.querykit import highlights as highlights
+from archive.search.querykit import rank_match as rank_match
+from archive.search.querykit import read_query as read_query
+from archive.search.querykit import stem_alternatives as stem_alternatives
+from archive.search.querykit import word_match as word_match
 from archive.search.senders import FromMatch, resolved, sender_matches
 from archive.search.services.index import stems_for_search
-from archive.search.suggest import Vocabulary as Vocabulary  # for meetings.search
+from archive.search.suggest import Vocabulary as Vocabulary
 from archive.search.suggest import did_you_mean
+from archive.search.windows import Corpus as Corpus
 from archive.store.models import Message
 from archive.tags.selectors import tagged_via
 from wirecat.errors import Invalid
@@ -28,6 +47,10 @@ SORTS = ("relevance", "newest", "oldest")
 MAX_LIMIT = 100
 SNIPPET_CHARS = 160
 SUGGEST_BELOW = 3  # "did you mean" when a query finds fewer hits than this
+
+# The messages' windows, for a search that ranks other documents by them (notes.search).
+window_position = windows.position
+window_page = windows.ranked_page
 
 
 @dataclass(frozen=True)
@@ -62,21 +85,7 @@ class SearchPage:
     senders: list[FromMatch] = field(default_factory=list)
 
 
-def _cursor_offset(cursor: str | None) -> int:
-    if not cursor:
-        return 0
-    try:
-        raw = base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii")
-        offset = int(raw.removeprefix("o"))
-    except (ValueError, binascii.Error, UnicodeError) as exc:
-        raise Invalid("cursor: not a cursor this search gave out") from exc
-    if not raw.startswith("o") or offset < 0 or offset > 1_000_000:
-        raise Invalid("cursor: not a cursor this search gave out")
-    return offset
-
-
-def _cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"o{offset}".encode()).decode().rstrip("=")
+_CURSOR_MARK = "o"  # an offset cursor of this search (querykit.offset_cursor)
 
 
 def message_search(
@@ -113,18 +122,19 @@ def message_search(
         first_page = after is None
     elif plan is not None:
         # Relevance over index candidates, a window of the newest at a time (windows.py).
-        start = windows.position(cursor)
-        rows, following = windows.ranked_page(compiled, plan, limit=limit, start=start)
+        corpus = windows.messages(compiled)
+        start = windows.position(cursor, corpus)
+        rows, following = windows.ranked_page(plan, corpus, limit=limit, start=start)
         page.next_cursor = following.token() if following else None
         first_page = start.first
     else:
-        offset = _cursor_offset(cursor)
+        offset = cursor_offset(cursor, _CURSOR_MARK)
         sql, params = search_sql(compiled, sort=sort, limit=limit, offset=offset)
         with connection.cursor() as db:
             db.execute(sql, params)
             rows = db.fetchall()
         if len(rows) > limit:
-            page.next_cursor = _cursor(offset + limit)
+            page.next_cursor = offset_cursor(offset + limit, _CURSOR_MARK)
         rows = rows[:limit]
         first_page = offset == 0
     related = Message.objects.select_related("chat", "chat__account", "sender").in_bulk(

@@ -13,6 +13,10 @@ is larger (up to `WINDOW_MAX`), so a rare combination costs a few scans, not one
 
 Filters an index answers (`from:`, `in:`, `source:`, dates) narrow the scan itself when
 they hold few messages: the MATCH then runs over just their rows.
+
+The notes' search ranks its notes the same way: a `Corpus` names the documents' table and
+indexes, their bm25 and the window sizes (`messages()` is the messages'), and `position`
+and `ranked_page` take one.
 """
 
 from __future__ import annotations
@@ -33,6 +37,48 @@ _TOP = 2**62  # above every rowid
 
 
 @dataclass(frozen=True)
+class Corpus:
+    """What a search by windows ranks: the documents' `table` (with its alias) and `id`,
+    their words, stems and trigram indexes (an index row's rowid is its document's id), the
+    bm25 of an exact match and of a stem-only one, the `order` among equal scores, what
+    every hit must also hold (`kept`, SQL; "" for nothing), and the window sizes: the first
+    window, the largest, and the most documents a filter may hold to narrow the scan."""
+
+    table: str
+    id: str
+    words: str
+    stems: str
+    trigram: str
+    words_score: str
+    stems_score: str
+    order: str
+    kept: str
+    window: int
+    window_max: int
+    scope_max: int
+
+
+def messages(compiled: Compiled | None = None) -> Corpus:
+    """The messages, with the sizes as this module holds them when asked (a test may change
+    them); the deleted left out unless `compiled` asks for them."""
+    deleted = compiled is not None and compiled.include_deleted
+    return Corpus(
+        table="archive_message AS m",
+        id="m.id",
+        words="message_fts",
+        stems="message_stems",
+        trigram="message_trigram",
+        words_score="bm25(message_fts)",
+        stems_score="bm25(message_stems)",
+        order="m.sent_at DESC, m.id DESC",
+        kept="" if deleted else "m.deleted_at IS NULL",
+        window=WINDOW,
+        window_max=WINDOW_MAX,
+        scope_max=SCOPE_MAX,
+    )
+
+
+@dataclass(frozen=True)
 class Position:
     """Where a page starts: in the window of rowids below `below`, of `size` candidates
     per index, after its first `skip` ranked hits."""
@@ -50,10 +96,10 @@ class Position:
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def position(cursor: str | None) -> Position:
+def position(cursor: str | None, corpus: Corpus) -> Position:
     """The position a windowed search's cursor names (Invalid for anything else)."""
     if not cursor:
-        return Position(_TOP, WINDOW, 0)
+        return Position(_TOP, corpus.window, 0)
     problem = Invalid("cursor: not a cursor this search gave out")
     try:
         raw = base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii")
@@ -61,7 +107,7 @@ def position(cursor: str | None) -> Position:
     except (ValueError, binascii.Error, UnicodeError) as exc:
         raise problem from exc
     if not raw.startswith("w") or not (
-        0 < below <= _TOP and 1 <= size <= WINDOW_MAX and 0 <= skip <= 2 * WINDOW_MAX
+        0 < below <= _TOP and 1 <= size <= corpus.window_max and 0 <= skip <= 2 * corpus.window_max
     ):
         raise problem
     return Position(below, size, skip)
@@ -79,28 +125,28 @@ class _Sql:
     where_params: list[str]
 
 
-def _narrow(plan: Plan) -> bool:
-    """Whether the plan's index-driven filters hold few enough messages to scan within."""
+def _narrow(plan: Plan, corpus: Corpus) -> bool:
+    """Whether the plan's index-driven filters hold few enough documents to scan within."""
     if not plan.scope:
         return False
     with connection.cursor() as db:
         db.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM archive_message AS m"
-            f" WHERE {plan.scope} LIMIT {SCOPE_MAX + 1})",
+            f"SELECT count(*) FROM (SELECT 1 FROM {corpus.table}"
+            f" WHERE {plan.scope} LIMIT {corpus.scope_max + 1})",
             plan.scope_params,
         )
-        return int(db.fetchone()[0]) <= SCOPE_MAX
+        return int(db.fetchone()[0]) <= corpus.scope_max
 
 
 def _window_sql(
-    compiled: Compiled, plan: Plan, narrow: bool, below: int, size: int, scored: bool
+    plan: Plan, corpus: Corpus, narrow: bool, below: int, size: int, scored: bool
 ) -> _Sql:
     params: list[str | int] = []
     ctes: list[str] = []
     within = ""
     if narrow:
         ctes.append(
-            f"scope AS MATERIALIZED (SELECT m.id FROM archive_message AS m WHERE {plan.scope})"
+            f"scope AS MATERIALIZED (SELECT {corpus.id} FROM {corpus.table} WHERE {plan.scope})"
         )
         params.extend(plan.scope_params)
         within = " AND +rowid IN scope"
@@ -109,24 +155,26 @@ def _window_sql(
     def window(name: str, table: str, match: str, columns: str, also: str | None = None) -> None:
         extra = ""
         if also is not None:
-            extra = " AND +rowid IN (SELECT rowid FROM message_fts WHERE message_fts MATCH %s)"
+            extra = (
+                f" AND +rowid IN (SELECT rowid FROM {corpus.words} WHERE {corpus.words} MATCH %s)"
+            )
         ctes.append(
             f"{name} AS MATERIALIZED (SELECT {columns} FROM {table} WHERE {table} MATCH %s"
             f" AND rowid < %s{within}{extra} ORDER BY rowid DESC LIMIT {size})"
         )
         params.extend([match, below] if also is None else [match, below, also])
-        # A full window ends at its lowest rowid; a short one reaches the first message.
+        # A full window ends at its lowest rowid; a short one reaches the first document.
         edges.append(f"coalesce((SELECT min(rowid) FROM {name} HAVING count(*) >= {size}), 0)")
 
     if plan.words is not None:
-        score = "bm25(message_fts)" if scored else "NULL"
-        window("words", "message_fts", plan.words, f"rowid, {score} AS score")
+        score = corpus.words_score if scored else "NULL"
+        window("words", corpus.words, plan.words, f"rowid, {score} AS score")
         found = "SELECT rowid, score, NULL AS by_stem FROM words"
         if plan.stems is not None:
-            by_stem = "bm25(message_stems)" if scored else "NULL"
+            by_stem = corpus.stems_score if scored else "NULL"
             window(
                 "stems",
-                "message_stems",
+                corpus.stems,
                 plan.stems,
                 f"rowid, {by_stem} AS by_stem",
                 plan.stems_also,
@@ -136,7 +184,7 @@ def _window_sql(
                 " WHERE rowid NOT IN (SELECT rowid FROM words)"
             )
     else:
-        window("grams", "message_trigram", str(plan.trigram), "rowid, NULL AS score")
+        window("grams", corpus.trigram, str(plan.trigram), "rowid, NULL AS score")
         found = "SELECT rowid, score, NULL AS by_stem FROM grams"
     ctes.append(f"edge AS MATERIALIZED (SELECT max({', '.join(edges)}, 0) AS lo)")
     ctes.append(f"found AS ({found})")
@@ -145,43 +193,45 @@ def _window_sql(
     if plan.scope and not narrow:
         where.append(plan.scope)
         where_params.extend(plan.scope_params)
-    if not compiled.include_deleted:
-        where.append("m.deleted_at IS NULL")
+    if corpus.kept:
+        where.append(corpus.kept)
     return _Sql("WITH " + ", ".join(ctes), params, " AND ".join(where), where_params)
 
 
 def ranked_page(
-    compiled: Compiled, plan: Plan, *, limit: int, start: Position
+    plan: Plan, corpus: Corpus, *, limit: int, start: Position
 ) -> tuple[list[tuple[int, float | None]], Position | None]:
-    """One page of (message id, bm25 or None) from `start`, and where the next page starts."""
-    narrow = _narrow(plan)
+    """One page of (document id, bm25 or None) from `start`, and where the next page
+    starts."""
+    narrow = _narrow(plan, corpus)
     found: list[tuple[int, float | None, Position]] = []
     below, size, skip = start.below, start.size, start.skip
     while True:
         need = limit + 1 - len(found)
-        window = _window_sql(compiled, plan, narrow, below, size, scored=True)
+        window = _window_sql(plan, corpus, narrow, below, size, scored=True)
         sql = (
-            f"{window.ctes} SELECT * FROM (SELECT m.id, found.score FROM edge"
-            " CROSS JOIN found CROSS JOIN archive_message AS m ON m.id = found.rowid"
+            f"{window.ctes} SELECT * FROM (SELECT {corpus.id}, found.score FROM edge"
+            f" CROSS JOIN found CROSS JOIN {corpus.table} ON {corpus.id} = found.rowid"
             f" WHERE found.rowid >= edge.lo AND {window.where}"
             " ORDER BY found.score IS NULL, found.score, found.by_stem,"
-            " m.sent_at DESC, m.id DESC"
+            f" {corpus.order}"
             " LIMIT %s OFFSET %s) UNION ALL SELECT NULL, lo FROM edge"
         )
         with connection.cursor() as db:
             db.execute(sql, [*window.params, *window.where_params, need, skip])
             rows = db.fetchall()
         low = int(rows[-1][1])
-        for index, (message_id, score) in enumerate(rows[:-1]):
-            found.append((int(message_id), score, Position(below, size, skip + index)))
+        for index, (doc_id, score) in enumerate(rows[:-1]):
+            ranked = float(score) if score is not None else None
+            found.append((int(doc_id), ranked, Position(below, size, skip + index)))
         if len(found) > limit or low <= 0:
             break
         # This window is spent: the next, older one, larger when this one gave little.
         if len(rows) - 1 < need // 2:
-            size = min(size * 4, WINDOW_MAX)
+            size = min(size * 4, corpus.window_max)
         below, skip = low, 0
     following = found[limit][2] if len(found) > limit else None
-    return [(message_id, score) for message_id, score, _ in found[:limit]], following
+    return [(doc_id, score) for doc_id, score, _ in found[:limit]], following
 
 
 def facet_sample(compiled: Compiled, plan: Plan, sample: int) -> tuple[str, list[str | int]]:
@@ -190,7 +240,8 @@ def facet_sample(compiled: Compiled, plan: Plan, sample: int) -> tuple[str, list
     they reached the first message: then these are all the matches). Each window holds
     one candidate more than counted, so a query with exactly `sample` matches is known
     whole. At most twice `sample` rows (one window per index)."""
-    window = _window_sql(compiled, plan, _narrow(plan), _TOP, sample + 1, scored=False)
+    corpus = messages(compiled)
+    window = _window_sql(plan, corpus, _narrow(plan, corpus), _TOP, sample + 1, scored=False)
     sql = (
         f"{window.ctes} SELECT m.chat_id, m.sender_id, m.account_id,"
         " substr(m.sent_at, 1, 4) AS year, edge.lo AS lo FROM edge CROSS JOIN found"
@@ -306,7 +357,7 @@ def timed_page(
     newest = sort == "newest"
     order = "DESC" if newest else "ASC"
     past = "<" if newest else ">"
-    narrow = _narrow(plan)
+    narrow = _narrow(plan, messages(compiled))
     where = [plan.rest]
     where_params: list[str | int] = list(plan.rest_params)
     if plan.scope and not narrow:
