@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from wirecat.errors import Invalid
@@ -154,10 +155,9 @@ def _context(line: str, start: int, end: int) -> str:
     return text if len(text) <= CONTEXT_MAX else text[: CONTEXT_MAX - 1] + "…"
 
 
-def wiki_links(body: str, *, kinds: frozenset[str] | set[str] = frozenset()) -> list[WikiLink]:
-    """Every `[[link]]` of a Markdown body outside code, in order. A line `kind:: …` whose
-    kind is in `kinds` gives its links that kind."""
-    found: list[WikiLink] = []
+def prose_lines(body: str) -> Iterator[tuple[int, str]]:
+    """(where it starts, the line with its end) of each line of a Markdown body outside code
+    blocks, fenced or indented (a list's indented continuation is not code)."""
     offset = 0
     fence: str | None = None
     for line in body.splitlines(keepends=True):
@@ -172,7 +172,20 @@ def wiki_links(body: str, *, kinds: frozenset[str] | set[str] = frozenset()) -> 
             fence = opening.group(1)
             continue
         if line.startswith(("    ", "\t")) and not line.strip().startswith(("-", "*", "+")):
-            continue  # an indented code block (a list's continuation is not one)
+            continue
+        yield line_start, line
+
+
+def code_spans_blanked(line: str) -> str:
+    """The line with its `code spans` blanked (links and tags there are text)."""
+    return _CODE_SPAN.sub(" ", line)
+
+
+def wiki_links(body: str, *, kinds: frozenset[str] | set[str] = frozenset()) -> list[WikiLink]:
+    """Every `[[link]]` of a Markdown body outside code, in order. A line `kind:: …` whose
+    kind is in `kinds` gives its links that kind."""
+    found: list[WikiLink] = []
+    for line_start, line in prose_lines(body):
         code = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(line)]
         prop = _PROPERTY.match(line)
         line_kind = prop.group(1) if prop and prop.group(1) in kinds else None

@@ -16,7 +16,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from archive.tags.services import tag_name_clean
 from notes.models import CONTEXT_MAX, DEFAULT_KIND
-from notes.references import Ref, ref_guess, ref_parse
+from notes.references import Ref, code_spans_blanked, prose_lines, ref_guess, ref_parse
 from notes.services.links import LinkSpec
 from notes.services.notes import BODY_MAX, aliases_clean, author_clean, body_clean, title_clean
 from notes.vault.disk import VaultFileError, file_digest, read_bytes
@@ -29,8 +29,6 @@ FILE_BYTES_MAX = FRONT_MATTER_MAX + 4 * BODY_MAX + 16
 TAGS_MAX = 200
 LINKS_MAX = 1_000
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 _WIKI = re.compile(r"\[\[[^\[\]\n]*\]\]")
 _TAG = re.compile(r"(?<!\S)#([\w/-]+)")
 
@@ -147,19 +145,8 @@ def inline_tags(body: str) -> list[str]:
     start of a line, then letters, digits, `_`, `-`, `/` with at least one letter; never in
     code (fenced, indented or `spans`), in a `[[link]]`, or a heading's `#`."""
     found: list[str] = []
-    fence: str | None = None
-    for line in body.splitlines():
-        opening = _FENCE.match(line)
-        if fence is not None:
-            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
-                fence = None
-            continue
-        if opening:
-            fence = opening.group(1)
-            continue
-        if line.startswith(("    ", "\t")) and not line.strip().startswith(("-", "*", "+")):
-            continue
-        line = _WIKI.sub(" ", _CODE_SPAN.sub(" ", line))
+    for _, text in prose_lines(body):
+        line = _WIKI.sub(" ", code_spans_blanked(text.rstrip("\r\n")))
         for match in _TAG.finditer(line):
             name = match.group(1).strip("/")
             if any(ch.isalpha() for ch in name):
