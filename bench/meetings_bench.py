@@ -38,20 +38,19 @@ import argparse
 import os
 import random
 import re
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import sqlean
+from measure import RUNS, peak_rss_mb, percentiles, timed
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -61,7 +60,6 @@ LINE = re.compile(r"^\[\d\d:\d\d\] <([^>]+)> (.+)$")
 SEED = 20261201
 BERLIN = ZoneInfo("Europe/Berlin")
 EVENTS_PER_FILE = 1_000
-RUNS = 3  # each query is timed this many times; the median run counts
 KINDS = ("common word", "mid word", "rare word", "two words", "phrase", "word from:")
 
 
@@ -240,28 +238,6 @@ def write_transcripts(
 
 
 # --- measuring --------------------------------------------------------------------------
-
-
-def peak_rss_mb() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-
-
-def percentiles(samples: list[float]) -> tuple[float, float, float]:
-    ordered = sorted(samples)
-
-    def at(share: float) -> float:
-        return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] * 1000
-
-    return at(0.50), at(0.95), ordered[-1] * 1000
-
-
-def timed(call: Callable[[], Any]) -> float:
-    runs = []
-    for _ in range(RUNS):
-        started = time.perf_counter()
-        call()
-        runs.append(time.perf_counter() - started)
-    return statistics.median(runs)
 
 
 def our_import(calendars: list[Path], transcripts: list[Path]) -> dict[str, float]:

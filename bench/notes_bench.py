@@ -36,19 +36,17 @@ import argparse
 import os
 import random
 import re
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import sqlean
+from measure import RUNS, peak_rss_mb, percentiles, timed
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -56,7 +54,6 @@ sys.path.insert(0, str(ROOT))
 CORPUS = ROOT.parent / "shared" / "corpora" / "ubuntu-irc" / "train"
 LINE = re.compile(r"^\[\d\d:\d\d\] <[^>]+> (.+)$")
 SEED = 20261202
-RUNS = 3  # each query is timed this many times; the median run counts
 BATCH = 1_000  # notes per transaction
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)  # fixed, so every run dates its notes alike
 TOP = ("Work", "Home", "Projects", "Reading", "People", "Journal", "Servers", "Ideas")
@@ -133,28 +130,6 @@ def make_notes(
 
 
 # --- measuring --------------------------------------------------------------------------
-
-
-def peak_rss_mb() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-
-
-def percentiles(samples: list[float]) -> tuple[float, float, float]:
-    ordered = sorted(samples)
-
-    def at(share: float) -> float:
-        return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] * 1000
-
-    return at(0.50), at(0.95), ordered[-1] * 1000
-
-
-def timed(call: Callable[[], Any]) -> float:
-    runs = []
-    for _ in range(RUNS):
-        started = time.perf_counter()
-        call()
-        runs.append(time.perf_counter() - started)
-    return statistics.median(runs)
 
 
 def our_store(notes: list[tuple[str, str, str | None, datetime, str | None]]) -> dict[str, float]:
