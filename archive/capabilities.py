@@ -4,4 +4,14 @@ Each is a package `archive/<name>/` holding what it needs of models, services,
 selectors, views, api, schemas, jobs and admin (ARCHITECTURE.md says what each may touch).
 """
 
-CAPABILITIES = ("store", "owner", "imports", "search", "tags", "people", "gateway", "sync")
+CAPABILITIES = (
+    "store",
+    "owner",
+    "imports",
+    "search",
+    "tags",
+    "people",
+    "gateway",
+    "sync",
+    "files",
+)

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from archive.files import views as files_views
 from archive.gateway import views as gateway_views
 from archive.imports import views as imports_views
 from archive.owner import views as owner_views
@@ -49,6 +50,13 @@ urlpatterns = [
     path("m/<str:public_id>/", store_views.message_permalink, name="message"),
     path("m/<str:public_id>/revisions/", store_views.message_revisions, name="revisions"),
     path("attachments/<str:public_id>/", store_views.attachment_download_view, name="attachment"),
+    path(
+        "attachments/<str:public_id>/text/",
+        files_views.attachment_text_view,
+        name="attachment_text",
+    ),
+    path("files/needs-text/", files_views.needs_text_view, name="files_needs_text"),
+    path("files/<str:public_id>/ocr/", files_views.attachment_ocr_view, name="files_ocr"),
     path(
         "attachments/<str:public_id>/thumbnail/",
         store_views.attachment_thumbnail_view,

@@ -22,6 +22,7 @@ from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 from ninja.security import django_auth
 
+from archive.files.api import router as files_router
 from archive.gateway.api import router as gateway_router
 from archive.owner.api import router as owner_router
 from archive.people.api import router as people_router
@@ -175,6 +176,7 @@ for router in (
     people_router,
     gateway_router,
     store_router,
+    files_router,
     tasks_router,
     meetings_router,
     notes_router,

@@ -84,6 +84,12 @@ def _beat_schedule(heartbeat_seconds: int) -> dict[str, dict[str, object]]:
             "schedule": 60.0,
             "options": {"expires": 55.0},
         },
+        # The text of stored files not read yet (a slice queues the next while files wait).
+        "file-texts-extract": {
+            "task": "archive.jobs.file_texts_extract",
+            "schedule": 300.0,
+            "options": {"expires": 290.0},
+        },
         "webhooks-deliver": {
             "task": "archive.jobs.webhooks_deliver",
             "schedule": 10.0,

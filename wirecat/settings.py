@@ -264,6 +264,8 @@ CELERY_TASK_ROUTES = {
     "archive.jobs.store_optimize": {"queue": "index"},
     "archive.jobs.tag_bulk_run": {"queue": "index"},
     "archive.jobs.thumbnail_make": {"queue": "index"},
+    "archive.jobs.file_texts_extract": {"queue": "index"},
+    "archive.jobs.file_text_read": {"queue": "index"},
     "archive.jobs.send_deliver": {"queue": "delivery"},
     "archive.jobs.webhooks_deliver": {"queue": "webhooks"},
 }
@@ -306,6 +308,16 @@ MEETINGS_PAST_DAYS = int(os.environ.get("WIRECAT_MEETINGS_PAST_DAYS", str(5 * 36
 MEETINGS_AHEAD_DAYS = int(os.environ.get("WIRECAT_MEETINGS_AHEAD_DAYS", "730"))
 MEETINGS_MAX_OCCURRENCES = int(os.environ.get("WIRECAT_MEETINGS_MAX_OCCURRENCES", "5000"))
 MEETINGS_MAX_ICS_BYTES = env_bytes("WIRECAT_MEETINGS_MAX_ICS_BYTES", "64M")
+# The text of files (archive/files/): each file is read in a child process bounded by these
+# (seconds of wall clock and CPU, memory in MB, the largest file read in MB, pages read of a
+# PDF, deck or workbook). OCR is opt-in: "tesseract" reads images and scans (Debian's
+# tesseract-ocr) in WIRECAT_OCR_LANGUAGES ("eng+deu"); "off" leaves them needs_text.
+FILE_TEXT_SECONDS = float(os.environ.get("WIRECAT_FILE_TEXT_SECONDS", "60"))
+FILE_TEXT_MEMORY_MB = int(os.environ.get("WIRECAT_FILE_TEXT_MEMORY_MB", "512"))
+FILE_TEXT_MAX_MB = int(os.environ.get("WIRECAT_FILE_TEXT_MAX_MB", "100"))
+FILE_TEXT_PAGES = int(os.environ.get("WIRECAT_FILE_TEXT_PAGES", "500"))
+OCR = os.environ.get("WIRECAT_OCR", "off").strip().lower() or "off"
+OCR_LANGUAGES = os.environ.get("WIRECAT_OCR_LANGUAGES", "eng").strip() or "eng"
 # The Imports page imports a path on the server only under these folders (symlinks
 # resolved), never inside the state folder. WIRECAT_IMPORT_ROOTS: folders separated by
 # os.pathsep (":"); unset, the owner's home; set but empty, no server paths at all.

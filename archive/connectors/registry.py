@@ -206,3 +206,11 @@ def calendar_from_stream(
     most = getattr(settings, "MEETINGS_MAX_ICS_BYTES", DEFAULT_MAX_BYTES)
     data = stream.read((most if isinstance(most, int) else DEFAULT_MAX_BYTES) + 1)
     return read_calendar(data, source=source, window=window)
+
+
+def calendar_text(data: bytes) -> str:
+    """The words of the iCalendar file `data` (an attachment's text): each event's summary,
+    location and description. Raises FormatError when it is not iCalendar."""
+    from archive.connectors.ical.text import ics_text
+
+    return ics_text(data)

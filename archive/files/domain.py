@@ -28,7 +28,9 @@ class Limits:
     """The bounds of reading one file, in its child process."""
 
     seconds: float = 30.0  # wall clock (and CPU) time
-    memory_bytes: int = 512 * 1024 * 1024  # address space of the child
+    # memory the reader may map beyond what the child inherits at fork (a Django process
+    # maps ~180 MB before reading anything): RLIMIT_AS is set to that plus this
+    memory_bytes: int = 512 * 1024 * 1024
     file_bytes: int = 100 * 1024 * 1024  # a larger file is not read: too_large
     pages: int = 500  # PDF pages, slides, sheets read at most (the rest: noted, not read)
     chars: int = 5_000_000  # text kept at most (the rest cut, noted in `reason`)

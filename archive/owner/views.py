@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
+from archive.files.selectors import file_text_counts
 from archive.imports.selectors import import_list
 from archive.owner.forms import SetPasswordForm
 from archive.owner.selectors import store_counts, worker_status
@@ -32,6 +33,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "recent": recent_messages(),
             "imports": import_list(limit=5),
             "tasks_due": counts_due(),
+            "files": file_text_counts(),
         },
     )
 

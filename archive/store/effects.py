@@ -32,6 +32,9 @@ STEMS_QUEUED = "store.stems_queued"  # messages wait in the stems queue (added, 
 # A calendar file (an invitation in a mail: text/calendar, .ics) was stored as an
 # attachment; args: public_id (the attachment's). Meetings' jobs read it.
 CALENDAR_STORED = "store.calendar_stored"
+# Attachments with their bytes were stored (an import's or a sync's batch): their text waits
+# to be read. The files' jobs read it.
+FILES_STORED = "store.files_stored"
 
 
 def effect_connect(name: str, handler: Handler) -> None:

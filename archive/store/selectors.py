@@ -96,11 +96,15 @@ NOT_IN_CHAT = (DeliveryStatus.REFUSED, DeliveryStatus.FAILED)
 
 
 def _window_queryset(chat: Chat, include_deleted: bool) -> QuerySet[Message]:
+    # Each attachment with its text's state (for its badge), never the text itself.
+    attachments = (
+        Attachment.objects.select_related("text_row").defer("text_row__text").order_by("id")
+    )
     qs = (
         Message.objects.filter(chat=chat)
         .exclude(delivery_status__in=NOT_IN_CHAT)
         .select_related("sender", "reply_to", "reply_to__sender")
-        .prefetch_related(Prefetch("attachments", queryset=Attachment.objects.order_by("id")))
+        .prefetch_related(Prefetch("attachments", queryset=attachments))
     )
     return qs if include_deleted else qs.visible()
 

@@ -25,6 +25,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
 from archive.connectors.registry import text_markup
+from archive.files.models import AttachmentText
 from archive.store import rendering
 from archive.store.models import Attachment, Chat, Message
 from archive.web.formatting import message_html, plain_html
@@ -46,6 +47,10 @@ class AttachmentView:
     emoji: str  # a sticker's emoji
     duration: str
     spoiler: bool
+    # The file's text row when it was read with the attachment (the chat page's window);
+    # `text_known` False: not read with it, so no badge (never a query per attachment).
+    text: AttachmentText | None = None
+    text_known: bool = False
 
     @property
     def thumbnail(self) -> bool:
@@ -70,6 +75,7 @@ def attachment_view(attachment: Attachment) -> AttachmentView:
     metadata = attachment.provider_metadata or {}
     kind = rendering.media_kind(attachment.mime_type, metadata)
     stored = bool(attachment.path)
+    text_known = Attachment.text_row.is_cached(attachment)  # type: ignore[attr-defined]
     return AttachmentView(
         attachment=attachment,
         kind=kind,
@@ -80,6 +86,8 @@ def attachment_view(attachment: Attachment) -> AttachmentView:
         duration=rendering.duration(metadata),
         spoiler=bool(metadata.get("media_spoiler"))
         or (attachment.file_name or "").upper().startswith("SPOILER_"),
+        text=getattr(attachment, "text_row", None) if text_known else None,
+        text_known=text_known,
     )
 
 

@@ -6,7 +6,7 @@ each link in exactly one of the two places for the window's width (wirecat.css, 
 - tier 1 (Search, Chats, People, Tasks) is always in the bar;
 - tier 2 (Dashboard, Notes, Tags, Import, Sync) is in the bar above 800 px, in "More" below;
 - tier 3 (Meetings, Agents, Sends, Webhooks) is in the bar above 1080 px, in "More" below;
-- tier 4 (Admin, API) is always in "More", with Sign out.
+- tier 4 (Files, Admin, API) is always in "More", with Sign out.
 """
 
 from __future__ import annotations
@@ -70,6 +70,12 @@ _LINKS: tuple[tuple[str, str, int, frozenset[str]], ...] = (
         "archive:webhooks",
         3,
         frozenset({"archive:webhooks", "archive:webhook", "archive:webhooks_private"}),
+    ),
+    (
+        "Files",
+        "archive:files_needs_text",
+        4,
+        frozenset({"archive:files_needs_text", "archive:attachment_text"}),
     ),
     ("Admin", "admin:index", 4, frozenset()),
     ("API", "api:openapi-view", 4, frozenset()),

@@ -75,6 +75,12 @@ FORMATS = {
         st.datetimes(min_value=datetime(1971, 1, 1), timezones=st.just(UTC)),
         _ROW,
     ),
+    # archive.files' cursor is made as the chat's: the message's time and the file's row id.
+    "wirecat-attachments-cursor": st.builds(
+        _chat_cursor,
+        st.datetimes(min_value=datetime(1971, 1, 1), timezones=st.just(UTC)),
+        _ROW,
+    ),
     # A search's cursor holds for the same query and sort only, which a schema cannot tie
     # together: the one cursor valid for every search is the first page's, "".
     "wirecat-search-cursor": st.just(""),

@@ -36,12 +36,13 @@ from django.test import Client
 from schemathesis.engine import Status, from_schema
 from schemathesis.engine import events as engine_events
 
+from archive.files.services import attachment_text_set
 from archive.gateway.models import Agent
 from archive.gateway.services.agents import SCOPES, agent_create
 from archive.people.services import person_create
 from archive.store.blobs import blob_put
 from archive.store.domain import AttachmentRecord
-from archive.store.models import Account, Chat, Identity, Message
+from archive.store.models import Account, Attachment, Chat, Identity, Message
 from archive.store.sink import batch_record
 from archive.tags.services import tag_add, tag_target
 from notes.services.notes import note_create
@@ -77,8 +78,9 @@ REJECTED = ["400", "401", "403", "404", "405", "406", "409", "415", "422", "428"
 @pytest.fixture
 def archive(db: None) -> None:
     """Something of everything, so that requests reach past 404: two chats, people, a
-    tag, a project with a task, an attachment with its bytes and one without, a meeting
-    with a transcript, a tagged note linking to a person and a task."""
+    tag, a project with a task, an attachment with its bytes (and an agent's text of it)
+    and one without, a meeting with a transcript, a tagged note linking to a person and a
+    task."""
     blob = blob_put(io.BytesIO(b"%PDF-1.4 bytes"))
     stored = AttachmentRecord(
         external_id="f",
@@ -100,6 +102,12 @@ def archive(db: None) -> None:
                 attachments=(stored, AttachmentRecord(external_id="g", file_name="gone.pdf")),
             ),
         )
+    )
+    attachment_text_set(
+        public_id=Attachment.objects.get(file_name="a.pdf").public_id,
+        text="the plumber's invoice\fpage two",
+        agent="reader",
+        model="vision-1",
     )
     Account.objects.update(send_permission="ask", send_to_any_chat=True)
     Chat.objects.update(send_allowed=True)

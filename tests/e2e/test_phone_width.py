@@ -142,7 +142,7 @@ def test_phone_menu_keeps_four_links_and_the_rest_under_more(
     tags = panel.get_by_role("link", name="Tags", exact=True)
     assert tags.get_attribute("aria-current") == "page"
     more_links = ("Dashboard", "Meetings", "Import", "Sync", "Agents", "Sends", "Webhooks")
-    for name in (*more_links, "Admin", "API"):
+    for name in (*more_links, "Files", "Admin", "API"):
         assert panel.get_by_role("link", name=name, exact=True).is_visible(), name
     assert panel.get_by_role("button", name="Sign out").is_visible()
     tab.screenshot(path=str(artifacts_dir / "phone-menu-open.png"))
@@ -227,7 +227,7 @@ def test_the_menu_fits_one_row_at_every_width(live_server: Any, tab: Any) -> Non
         # Every page is in exactly one of the two places, whatever the width.
         assert shown | listed == {
             "Dashboard", "Search", "Chats", "Meetings", "People", "Tasks", "Notes", "Tags",
-            "Import", "Sync", "Agents", "Sends", "Webhooks", "Admin", "API",
+            "Import", "Sync", "Agents", "Sends", "Webhooks", "Files", "Admin", "API",
         }, width  # fmt: skip
         assert not shown & listed, width
 

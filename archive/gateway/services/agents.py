@@ -30,6 +30,8 @@ SCOPES = {
     "tags.write": "add and remove tags",
     "people.write": "link and unlink identities",
     "attachments.read": "download attachment bytes",
+    "attachments.text": "write back the text read or heard in a file (a scan, a voice note;"
+    " the agent and its model are kept)",
     "tasks.read": "read projects, tasks and their history",
     "tasks.write": "create and change tasks (each change an event with the agent as actor)",
     "meetings.read": "read meetings, their participants and transcripts, and search them",

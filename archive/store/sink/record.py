@@ -11,7 +11,7 @@ from django.utils import timezone
 from archive.people.services import owner_identities_link
 from archive.store import changes
 from archive.store.domain import Batch, BatchResult, MessageRecord
-from archive.store.effects import CALENDAR_STORED, STEMS_QUEUED, on_commit_effect
+from archive.store.effects import CALENDAR_STORED, FILES_STORED, STEMS_QUEUED, on_commit_effect
 from archive.store.models import ConnectorState, Message, sink_writes
 from archive.store.sink.attachments import is_calendar, new_attachments
 from archive.store.sink.cleaning import batch_check, batch_cleaned
@@ -158,6 +158,8 @@ def _index_after_commit(new_ids: dict[Key, int], pending: Pending) -> None:
     index job is asked to make their stems (a search never does)."""
     if new_ids or pending.changed:
         on_commit_effect(STEMS_QUEUED)
+    if any(attachment.path for attachment in pending.attachments):
+        on_commit_effect(FILES_STORED)  # and their files' text is read
 
 
 def _calendars_after_commit(pending: Pending) -> None:
