@@ -2,12 +2,16 @@
 the search service and through the page's htmx fragment, against raw FTS5 MATCH for the
 same terms in the same run.
 
-    python bench/search_bench.py [--messages 1000000] [--keep DIR] [--store DIR]
+    python bench/search_bench.py [--messages 1000000] [--keep DIR] [--store DIR] [--files 50]
 
 Without `--store` it builds the Telegram export of `import_bench.py` (real lines of
 ../shared/corpora/ubuntu-irc) and imports it with `wirecat import`; `--store DIR` reuses a
 state folder that already holds such an import (it is migrated first). The stems index and
-the typo vocabulary are then brought up to date, untimed. Prints p50/p95/p99 of the service
+the typo vocabulary are then brought up to date, untimed. With `--files N` (50 by default;
+0 for none) one message in N gets a file whose text is three other messages' lines as three
+pages (one file in five a voice note's transcript), written once per store, untimed; the
+queries then include `content:` ones, and every word is looked for in files' text too.
+Prints p50/p95/p99 of the service
 call (`message_search`), of the fragment (`GET /search/` with `HX-Request` through Django's
 test client, owner signed in) and of raw MATCH, and the service-to-raw ratio.
 Targets: service p95 <= 50 ms, fragment p95 <= 100 ms, service <= 3x raw.
@@ -56,6 +60,35 @@ def timed(call: Any) -> float:
         call()
         runs.append(time.perf_counter() - started)
     return statistics.median(runs)
+
+
+def add_files(cursor: Any, every: int) -> int:
+    """Give one message in `every` a file with text (three other messages' lines, a page
+    each; one in five a voice note's transcript), once per store; how many files have
+    text. Written by SQL (the triggers index the text), as the files' readers would."""
+    cursor.execute("SELECT count(*) FROM archive_attachmenttext WHERE extractor LIKE 'bench%'")
+    if cursor.fetchone()[0] == 0 and every > 0:
+        cursor.execute(
+            "INSERT INTO archive_attachment (public_id, message_id, external_id, file_name,"
+            " mime_type, size, sha256, path, provider_metadata, created_at)"
+            " SELECT 'att_bench' || m.id, m.id, 'bench', 'report-' || m.id ||"
+            " CASE WHEN m.id % 5 = 0 THEN '.ogg' ELSE '.pdf' END,"
+            " CASE WHEN m.id % 5 = 0 THEN 'audio/ogg' ELSE 'application/pdf' END,"
+            " 1000, '', NULL, '{}', m.sent_at FROM archive_message AS m"
+            f" WHERE m.id % {every} = 0"
+        )
+        cursor.execute(
+            "INSERT INTO archive_attachmenttext (attachment_id, text, state, reason, origin,"
+            " extractor, model, sha256, pages, made_at)"
+            " SELECT f.id, coalesce((SELECT text FROM archive_message WHERE id = f.message_id - 7),"
+            " '') || char(12) || coalesce((SELECT text FROM archive_message"
+            " WHERE id = f.message_id - 13), '') || char(12) || coalesce((SELECT text"
+            " FROM archive_message WHERE id = f.message_id - 29), ''), 'done', '', 'extracted',"
+            " CASE WHEN f.mime_type = 'audio/ogg' THEN 'bench-speech' ELSE 'bench-pdf' END,"
+            " '', '', 3, f.created_at FROM archive_attachment AS f WHERE f.external_id = 'bench'"
+        )
+    cursor.execute("SELECT count(*) FROM archive_attachmenttext WHERE state = 'done'")
+    return int(cursor.fetchone()[0])
 
 
 def make_queries(cursor: Any, rng: random.Random) -> list[tuple[str, str, str, list[Any]]]:
@@ -130,6 +163,25 @@ def make_queries(cursor: Any, rng: random.Random) -> list[tuple[str, str, str, l
             )
         )
         out.append(("two words OR", f"{a} OR {b}", words_fts, [f'"{a}" OR "{b}"']))
+    cursor.execute("SELECT EXISTS (SELECT 1 FROM archive_attachmenttext WHERE state = 'done')")
+    if not cursor.fetchone()[0]:
+        return out
+    cursor.execute(
+        "SELECT term, doc FROM attachment_words_vocab WHERE length(term) BETWEEN 4 AND 12"
+        " AND term GLOB '[a-z]*' AND term NOT GLOB '*[^a-z]*'"
+    )
+    file_vocab = cursor.fetchall()
+    file_common = [t for t, d in sorted(file_vocab, key=lambda v: -v[1])[:400]]
+    file_rare = [t for t, d in file_vocab if 2 <= d <= 30] or file_common
+    files_fts = (
+        "SELECT f.message_id FROM attachment_words AS w JOIN archive_attachment AS f"
+        " ON f.id = w.rowid WHERE attachment_words MATCH %s LIMIT 21"
+    )
+    for _ in range(QUERIES_PER_KIND):
+        c, r = rng.choice(file_common), rng.choice(file_rare)
+        out.append(("content: common", f"content:{c}", files_fts, [f'"{c}"']))
+        out.append(("content: rare", f"content:{r}", files_fts, [f'"{r}"']))
+        out.append(("word content:", f"{rng.choice(common)} content:{c}", files_fts, [f'"{c}"']))
     return out
 
 
@@ -138,6 +190,9 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--keep", type=Path, help="folder for the export and store (kept)")
     parser.add_argument("--store", type=Path, help="a state folder that already holds the import")
+    parser.add_argument(
+        "--files", type=int, default=50, help="one message in N gets a file with text (0: none)"
+    )
     args = parser.parse_args()
     if args.store:
         state = args.store
@@ -170,8 +225,14 @@ def main() -> None:
     started = time.perf_counter()
     drained = stems_drain()
     terms = vocabulary_refresh(force=True)
+    with connection.cursor() as cursor:
+        with_text = add_files(cursor, args.files)
+    from archive.files.search_index import file_stems_drain
+
+    file_stems = file_stems_drain()
     print(
-        f"index: {drained.indexed:,} messages stemmed, {terms:,} vocabulary terms "
+        f"index: {drained.indexed:,} messages stemmed, {terms:,} vocabulary terms, "
+        f"{with_text:,} files with text ({file_stems.indexed:,} stemmed) "
         f"in {time.perf_counter() - started:,.0f} s (untimed)"
     )
     with connection.cursor() as cursor:

@@ -15,6 +15,7 @@ from archive.search.schemas import (
     FacetsOut,
     FacetValueOut,
     FromMatchOut,
+    MatchedInOut,
     SearchHitOut,
     SearchOut,
     SnippetPart,
@@ -49,10 +50,13 @@ def search_messages(
 ) -> SearchOut:
     """`q` uses the query language (words, "phrases", prefix*, *infix*, -not, OR,
     parentheses, from:, in:, source:, before:, after:, on:, has:, is:, exact:, filename:,
-    tag:), `format: wirecat-query`; a `cursor` (`format: wirecat-search-cursor`) is the
+    tag:, content:, transcript:), `format: wirecat-query`; a `cursor`
+    (`format: wirecat-search-cursor`) is the
     `next_cursor` a page of the same search gave out.
     `facets=true` adds counts per chat, sender, source and year, each with the operator
-    that narrows the query to it. A syntax error answers 422 with the problem and its
+    that narrows the query to it. A hit found by `content:` or `transcript:` says in
+    `matched_in` which file it matched in, on which page, with a snippet of the file's
+    text. A syntax error answers 422 with the problem and its
     `position`."""
     page = agent_search(  # within the agent's limits, if it has any
         agent=caller_agent(request), query=q, sort=sort, cursor=cursor, limit=limit, facets=facets
@@ -83,6 +87,16 @@ def search_messages(
                 snippet=[SnippetPart(text=part.text, hit=part.hit) for part in hit.snippet],
                 score=hit.score,
                 tagged=list(hit.tagged),
+                matched_in=MatchedInOut(
+                    attachment=hit.matched_in.attachment,
+                    file_name=hit.matched_in.file_name,
+                    page=hit.matched_in.page,
+                    snippet=[
+                        SnippetPart(text=part.text, hit=part.hit) for part in hit.matched_in.snippet
+                    ],
+                )
+                if hit.matched_in
+                else None,
             )
             for hit in page.hits
         ],

@@ -5,6 +5,8 @@ quotes doubled), bound as a parameter. Words, phrases and prefixes go to the wor
 (`message_fts`); infixes and terms holding punctuation to the trigram index
 (`message_trigram`), or, shorter than a trigram, to a bounded LIKE. Each term is one
 `m.id IN (SELECT rowid …)` set, so a search reads each index once, never once per message.
+`content:` and `transcript:` are sets of the same kind over the files' text index
+(`attachment_words`, `attachment_stems`: rowid = attachment id), turned into their messages.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeGuard
 
 from archive.search.analyzer import Analyzer
-from archive.search.parser import Filter, Group, Node, Term
+from archive.search.parser import FILE_TEXT_FIELDS, WORD, Filter, Group, Node, Term
 from archive.search.senders import Senders, sender_ids_sql
 from wirecat.db.values import db_time
 
@@ -58,6 +60,10 @@ class Plan:
     stems: str | None = None  # stems-index MATCH: the candidates matched by stem
     stems_also: str | None = None  # words-index MATCH stem candidates must also satisfy
     trigram: str | None = None  # trigram MATCH (unscored), when the query has no words
+    # The same words in the files' text (attachment_words) and stems (attachment_stems):
+    # a message one of whose files holds them is a candidate too, ranked after the others.
+    files: str | None = None
+    file_stems: str | None = None
     scope: str = ""  # index-driven filters over m ("" when none)
     scope_params: list[str] = field(default_factory=list)
     rest: str = "1"  # everything else, over m
@@ -69,11 +75,15 @@ def compile_query(
     now: datetime | None = None,
     analyzer: Analyzer | None = None,
     senders: Senders | None = None,
+    file_analyzer: Analyzer | None = None,
+    file_words: bool = False,
 ) -> Compiled:
     """SQL for `node` (None: every message). With an analyzer, a word (not `exact:`) also
     matches its stems in the stems index. `senders`: the identity ids each `from:` was
-    resolved to already (senders.py), used as they are instead of resolving again."""
-    compiler = _Compiler(now or datetime.now(UTC), analyzer, senders)
+    resolved to already (senders.py), used as they are instead of resolving again.
+    `file_analyzer`: the files' stems index's, when it may be read (`content:`).
+    `file_words`: a word also matches the text of a message's files (the archive has some)."""
+    compiler = _Compiler(now or datetime.now(UTC), analyzer, senders, file_analyzer, file_words)
     if node is None:
         return Compiled("1", [])
     where = compiler.node(node)
@@ -83,7 +93,11 @@ def compile_query(
         rank_match=_rank_match(node),
         highlights=compiler.highlights,
         include_deleted=_asks_for_deleted(node),
-        plan=_plan(node, compiler.now, analyzer, senders),
+        plan=_with_files(
+            _plan(node, compiler.now, analyzer, senders, file_analyzer, file_words),
+            file_analyzer,
+            file_words,
+        ),
     )
 
 
@@ -138,7 +152,12 @@ def _is_gram(node: Node) -> TypeGuard[Term]:
 
 
 def _plan(
-    node: Node, now: datetime, analyzer: Analyzer | None, senders: Senders | None = None
+    node: Node,
+    now: datetime,
+    analyzer: Analyzer | None,
+    senders: Senders | None = None,
+    file_analyzer: Analyzer | None = None,
+    file_words: bool = False,
 ) -> Plan | None:
     """The windowed form of `node`, when its shape has one: a positive AND whose parts
     include words (or, lacking words, trigram terms), or a positive OR of words only.
@@ -195,22 +214,40 @@ def _plan(
     else:
         plan.trigram = " AND ".join(fts_string(term.text) for term in grams)
     if scope:
-        compiler = _Compiler(now, analyzer, senders)
+        compiler = _Compiler(now, analyzer, senders, file_analyzer, file_words)
         plan.scope = " AND ".join(compiler.node(item) for item in scope)
         plan.scope_params = compiler.params
     if rest:
-        compiler = _Compiler(now, analyzer, senders)
+        compiler = _Compiler(now, analyzer, senders, file_analyzer, file_words)
         plan.rest = " AND ".join(compiler.node(item) for item in rest)
         plan.rest_params = compiler.params
     return plan
 
 
+def _with_files(plan: Plan | None, file_analyzer: Analyzer | None, file_words: bool) -> Plan | None:
+    """The plan whose words also find messages by their files' text, when asked: the same
+    MATCH over the files' words (and stems: the same analyzer makes both indexes)."""
+    if plan is None or plan.words is None or not file_words:
+        return plan
+    plan.files = plan.words
+    if file_analyzer is not None and plan.stems_also is None:
+        plan.file_stems = plan.stems
+    return plan
+
+
 class _Compiler:
     def __init__(
-        self, now: datetime, analyzer: Analyzer | None, senders: Senders | None = None
+        self,
+        now: datetime,
+        analyzer: Analyzer | None,
+        senders: Senders | None = None,
+        file_analyzer: Analyzer | None = None,
+        file_words: bool = False,
     ) -> None:
         self.now = now
         self.analyzer = analyzer
+        self.file_analyzer = file_analyzer
+        self.file_words = file_words
         self.senders = senders or {}
         self.params: list[str] = []
         self.highlights: list[str] = []
@@ -234,15 +271,16 @@ class _Compiler:
             words = "m.id IN (SELECT rowid FROM message_fts WHERE message_fts MATCH %s)"
             stems = self.analyzer.word_stems(term.text) if self.analyzer else ()
             if term.kind != "word" or term.exact or not stems:
-                return words
+                return self.in_files(term, words)
             self.params.append(" OR ".join(fts_string(stem) for stem in stems))
             if not term.negated:
                 self.highlights.extend(
                     rf"\b{re.escape(stem)}\w*" for stem in stems if stem != term.text.lower()
                 )
-            return (
+            return self.in_files(
+                term,
                 f"({words} OR m.id IN (SELECT rowid FROM message_stems"
-                " WHERE message_stems MATCH %s))"
+                " WHERE message_stems MATCH %s))",
             )
         # infix and substring: the trigram index needs three characters
         if len(term.text) >= 3:
@@ -287,6 +325,8 @@ class _Compiler:
             return _HAS[value]
         if node.name == "is":
             return _IS[value]
+        if node.name in FILE_TEXT_FIELDS:
+            return self.file_text(node)
         if node.name == "tag":
             # On the message, on its chat, or on its sender's person: three probes of the
             # taggings' (tag, kind, target) index for one tag id.
@@ -307,6 +347,35 @@ class _Compiler:
         return (
             "EXISTS (SELECT 1 FROM archive_attachment AS f WHERE f.message_id = m.id"
             " AND f.file_name LIKE %s ESCAPE '\\')"
+        )
+
+    def in_files(self, term: Term, sql: str) -> str:
+        """`sql` (the messages whose text holds the term) or, when words also match files'
+        text, the messages one of whose files holds it."""
+        if not self.file_words:
+            return sql
+        files = self.file_text(Filter("content", term.text, exact=term.kind == "phrase"), term)
+        return f"({sql} OR {files})"
+
+    def file_text(self, node: Filter, term: Term | None = None) -> str:
+        """The messages with a file whose text holds the words (`transcript:`: a voice
+        note's transcript): the files' words index, and for a plain word its stems."""
+        if term is None:
+            term = file_term(node)
+            if not node.negated:
+                self.highlights.append(_highlight(term))
+        self.params.append(fts_string(term.text) + ("*" if term.kind == "prefix" else ""))
+        attachments = "SELECT rowid FROM attachment_words WHERE attachment_words MATCH %s"
+        stems = _stem_alternatives(term, self.file_analyzer)
+        if stems:
+            self.params.append(stems)
+            attachments += (
+                " UNION SELECT rowid FROM attachment_stems WHERE attachment_stems MATCH %s"
+            )
+        only = _SPEECH if node.name == "transcript" else ""
+        return (
+            "(m.id IN (SELECT f.message_id FROM archive_attachment AS f"
+            f" WHERE f.id IN ({attachments}){only}))"
         )
 
     def day_range(self, value: str) -> tuple[datetime, datetime]:
@@ -350,6 +419,19 @@ def _highlight(term: Term) -> str:
     return re.escape(term.text)
 
 
+def file_term(node: Filter) -> Term:
+    """The term a `content:` or `transcript:` value is: a quoted value a phrase as written,
+    `word*` a prefix, a word a word (and its stems), anything else the phrase of its words."""
+    value = " ".join(node.value.split())
+    if node.exact:
+        return Term("phrase", value, exact=True)
+    if value.endswith("*") and WORD.match(value.rstrip("*")):
+        return Term("prefix", value.rstrip("*"))
+    if WORD.match(value):
+        return Term("word", value)
+    return Term("phrase", value.strip("*"))
+
+
 def _minus(now: datetime, count: int, unit: str) -> datetime:
     days = {"d": 1, "w": 7, "m": 30, "y": 365}[unit] * count
     try:
@@ -372,6 +454,17 @@ _HAS = {
         ' \'"http://" OR "https://" OR "www."\')'
     ),
 }
+# A voice note's transcript: its text row was written by a speech reader (`speech:…`).
+_SPEECH = (
+    " AND EXISTS (SELECT 1 FROM archive_attachmenttext AS t WHERE t.attachment_id = f.id"
+    " AND t.extractor LIKE 'speech:%%')"
+)
+# Messages with a file whose text row is in a state (the text rows' state index).
+_TEXT_STATE = (
+    "(m.id IN (SELECT f.message_id FROM archive_attachmenttext AS t CROSS JOIN"
+    " archive_attachment AS f ON f.id = t.attachment_id WHERE t.state = '{}'))"
+)
+_HAS["text"] = _TEXT_STATE.format("done")
 _IS = {
     "dm": "(m.chat_id IN (SELECT c.id FROM archive_chat AS c WHERE c.kind = 'dm'))",
     "group": (
@@ -384,4 +477,6 @@ _IS = {
     "mine": "(m.direction = 'out')",
     # The export gave no usable date: the time shown is the best evidence there was.
     "estimated": "(m.date_estimated)",
+    # A scan, an image or a voice note no reader could give text (an agent may).
+    "needs_text": _TEXT_STATE.format("needs_text"),
 }

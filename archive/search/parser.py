@@ -2,9 +2,9 @@
 
     words  "exact phrases"  prefix*  *infix*  -excluded  a OR b  (grouping)
     from:NAME  in:CHAT  chat:CHAT  source:PROVIDER  before:DATE  after:DATE  on:DATE
-    has:attachment|link|file|voice|image
-    is:dm|group|channel|reply|edited|deleted|mine|estimated
-    exact:WORD  filename:TEXT  tag:NAME
+    has:attachment|link|file|voice|image|text
+    is:dm|group|channel|reply|edited|deleted|mine|estimated|needs_text
+    exact:WORD  filename:TEXT  tag:NAME  content:WORDS  transcript:WORDS
 
 Terms are ANDed. A term holding punctuation (a URL, `sess.opts`, a file name) matches as a
 substring. A field value may be quoted (`from:"Ann Lee"`). Dates are ISO (`2024`,
@@ -41,13 +41,28 @@ FIELDS = {
     "exact": "exact",
     "filename": "filename",
     "tag": "tag",
+    "content": "content",
+    "transcript": "transcript",
 }
-HAS_VALUES = ("attachment", "link", "file", "voice", "image")
-IS_VALUES = ("dm", "group", "channel", "reply", "edited", "deleted", "mine", "estimated")
+HAS_VALUES = ("attachment", "link", "file", "voice", "image", "text")
+IS_VALUES = (
+    "dm",
+    "group",
+    "channel",
+    "reply",
+    "edited",
+    "deleted",
+    "mine",
+    "estimated",
+    "needs_text",
+)
+# Operators over the text of a message's files: a word, prefix* or "phrase" of that text.
+FILE_TEXT_FIELDS = ("content", "transcript")
 DATE_FIELDS = ("before", "after", "on")
 DATE_VALUE = re.compile(r"^(?:\d{4}(?:-\d{2}(?:-\d{2})?)?|today|yesterday|\d{1,4}[dwmy])$")
 # A word the words index holds as one token: letters, digits, marks, underscore.
 WORD = re.compile(r"^\w+$")
+_LETTER = re.compile(r"\w")
 _SPACE = re.compile(r"[\s\x00-\x1f\x7f]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -71,11 +86,14 @@ class Term:
 
 @dataclass(frozen=True)
 class Filter:
-    name: str  # from | chat | source | before | after | on | has | is | filename | tag
+    # from | chat | source | before | after | on | has | is | filename | tag | content |
+    # transcript
+    name: str
     value: str
     negated: bool = False
     # The value was quoted: `from:"Ann Lee"` is that whole name exactly, `from:ann` any
-    # sender with a word starting so (only `from:` tells the two apart).
+    # sender with a word starting so; `content:"a phrase"` is those words in that order,
+    # never their stems (only `from:`, `content:` and `transcript:` tell the two apart).
     exact: bool = False
 
 
@@ -318,7 +336,10 @@ def _field(token: _Token) -> Node:
         value = lowered
     if name in ("has", "is", "source"):
         value = lowered
-    return Filter(name, value, exact=name == "from" and token.quoted)
+    if name in FILE_TEXT_FIELDS and not _LETTER.search(value):
+        raise QuerySyntaxError(f"{name}: needs a word of the file's text", token.position)
+    exact = name in ("from", *FILE_TEXT_FIELDS) and token.quoted
+    return Filter(name, value, exact=exact)
 
 
 def parse(query: str) -> Node | None:

@@ -16,6 +16,16 @@ class SnippetPart(Schema):
     hit: bool
 
 
+class MatchedInOut(Schema):
+    """The file a hit matched in (`content:`, `transcript:`): its attachment, its name, the
+    page of the first match (null for a text without pages) and a snippet of its text."""
+
+    attachment: str  # the attachment's public id (att_…)
+    file_name: str
+    page: int | None
+    snippet: list[SnippetPart]
+
+
 class SearchHitOut(Schema):
     """One message that matched, with where it is and a snippet around the match."""
 
@@ -32,6 +42,7 @@ class SearchHitOut(Schema):
     snippet: list[SnippetPart]
     score: float | None  # bm25 (lower is better) when sorted by relevance
     tagged: list[str] = []  # why a tag: of the query holds: "urgent (chat)", "family (person)"
+    matched_in: MatchedInOut | None = None  # the file it matched in, for content:/transcript:
 
 
 class FacetValueOut(Schema):

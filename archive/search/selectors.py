@@ -20,6 +20,13 @@ from archive.search.compiler import Plan as Plan
 from archive.search.compiler import fts_string as fts_string
 from archive.search.compiler import like_pattern as like_pattern
 from archive.search.facets import FACET_WINDOW, Facets, message_facets
+from archive.search.files import (
+    FileMatch,
+    file_filters,
+    file_matches,
+    search_reading,
+    word_filters,
+)
 from archive.search.models import SavedSearch
 from archive.search.parser import Filter, Group, Node, parse, to_json
 from archive.search.parser import Term as Term
@@ -35,7 +42,6 @@ from archive.search.querykit import read_query as read_query
 from archive.search.querykit import stem_alternatives as stem_alternatives
 from archive.search.querykit import word_match as word_match
 from archive.search.senders import FromMatch, resolved, sender_matches
-from archive.search.services.index import stems_for_search
 from archive.search.suggest import Vocabulary as Vocabulary
 from archive.search.suggest import did_you_mean
 from archive.search.windows import Corpus as Corpus
@@ -60,12 +66,24 @@ class Segment:
 
 
 @dataclass(frozen=True)
+class MatchedIn:
+    """The file a hit matched in (`content:`, `transcript:`): its attachment (att_…), its
+    name, the page of the match (None for a text without pages) and a snippet of its text."""
+
+    attachment: str
+    file_name: str
+    page: int | None
+    snippet: tuple[Segment, ...]
+
+
+@dataclass(frozen=True)
 class Hit:
     message: Message
     score: float | None
     snippet: tuple[Segment, ...]
     # Why a `tag:` of the query holds for this hit: "urgent (chat)", "family (person)".
     tagged: tuple[str, ...] = ()
+    matched_in: MatchedIn | None = None
 
 
 @dataclass
@@ -108,11 +126,24 @@ def message_search(
     if tree is None:
         return page
     # A search reads the stems index as it stands (the index job fills it, never a read).
-    stems = stems_for_search()
+    reading = search_reading()
+    stems = reading.stems
     page.stems_behind = stems.behind
     # Whom each from: names, once: the statements below take those identity ids.
     page.senders = sender_matches(tree)
-    compiled = compile_query(tree, analyzer=stems.analyzer, senders=resolved(page.senders))
+    # Words find messages by their files' text too, once any file has text.
+    in_files = file_filters(tree)
+    file_words = reading.file_text
+    file_analyzer = reading.file_stems.analyzer
+    if in_files or file_words:
+        page.stems_behind = page.stems_behind or reading.file_stems.behind
+    compiled = compile_query(
+        tree,
+        analyzer=stems.analyzer,
+        senders=resolved(page.senders),
+        file_analyzer=file_analyzer,
+        file_words=file_words,
+    )
     plan = compiled.plan
     if plan is not None and sort != "relevance":
         # Newest or oldest: candidates read whole when few, else a walk down the time index.
@@ -142,6 +173,20 @@ def message_search(
     )
     names = _tag_names(tree)
     via = tagged_via(names, list(related.values())) if names else {}
+    snippets = {
+        message_id: snippet(message.text, compiled.highlights)
+        for message_id, message in related.items()
+    }
+    # Where a hit matched in a file: what `content:`/`transcript:` asked for, else, for a
+    # hit whose own text shows no match, where its files hold the query's words.
+    in_file = file_matches(in_files, list(related), file_analyzer)
+    if file_words and (words := word_filters(tree)):
+        unmatched = [
+            message_id
+            for message_id, parts in snippets.items()
+            if message_id not in in_file and not any(part.hit for part in parts)
+        ]
+        in_file.update(file_matches(words, unmatched, file_analyzer))
     for message_id, score in rows:
         message = related.get(message_id)
         if message is None:
@@ -150,8 +195,9 @@ def message_search(
             Hit(
                 message=message,
                 score=float(score) if score is not None else None,
-                snippet=snippet(message.text, compiled.highlights),
+                snippet=snippets[message_id],
                 tagged=tuple(via.get(message.pk, ())),
+                matched_in=_matched_in(in_file.get(message_id)),
             )
         )
     if facets:
@@ -163,6 +209,19 @@ def message_search(
     if first_page and len(page.hits) < SUGGEST_BELOW:
         page.suggestion = did_you_mean(query, tree)
     return page
+
+
+def _matched_in(found: FileMatch | None) -> MatchedIn | None:
+    if found is None:
+        return None
+    # A file's lines and pages read as one text in a snippet (a page break is a space).
+    text = " ".join(found.text.split())
+    return MatchedIn(
+        attachment=found.attachment,
+        file_name=found.file_name,
+        page=found.page,
+        snippet=snippet(text, list(found.patterns)),
+    )
 
 
 def _tag_names(node: Node) -> list[str]:
@@ -254,7 +313,13 @@ def message_ids_matching(query: str, *, most: int) -> list[int]:
     tree = parse(query)
     if tree is None:
         raise Invalid("query: empty; tag all results needs a search")
-    compiled = compile_query(tree, analyzer=stems_for_search().analyzer)
+    reading = search_reading()
+    compiled = compile_query(
+        tree,
+        analyzer=reading.stems.analyzer,
+        file_analyzer=reading.file_stems.analyzer,
+        file_words=reading.file_text,
+    )
     deleted = "" if compiled.include_deleted else " AND m.deleted_at IS NULL"
     with connection.cursor() as cursor:
         cursor.execute(

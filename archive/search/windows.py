@@ -14,6 +14,11 @@ is larger (up to `WINDOW_MAX`), so a rare combination costs a few scans, not one
 Filters an index answers (`from:`, `in:`, `source:`, dates) narrow the scan itself when
 they hold few messages: the MATCH then runs over just their rows.
 
+When the archive holds files' text, the words also find the messages one of whose files
+holds them (the plan's `files`): those are a third candidate set of the window (by message
+id, as the others), ranked after every message whose own text matched — a voice note's
+transcript before other files' text.
+
 The notes' search ranks its notes the same way: a `Corpus` names the documents' table and
 indexes, their bm25 and the window sizes (`messages()` is the messages'), and `position`
 and `ranked_page` take one.
@@ -138,6 +143,24 @@ def _narrow(plan: Plan, corpus: Corpus) -> bool:
         return int(db.fetchone()[0]) <= corpus.scope_max
 
 
+# A file's tier among the candidates found by a file: a voice note's transcript (1) before
+# other files' text (2); messages whose own text matched are tier 0.
+_FILE_TIER = (
+    "(SELECT CASE WHEN t.extractor LIKE 'speech:%%' THEN 1 ELSE 2 END"
+    " FROM archive_attachmenttext AS t WHERE t.attachment_id = f.id)"
+)
+
+
+def _file_ids(plan: Plan) -> tuple[str, list[str | int]]:
+    """SQL of the attachment ids whose text holds the plan's words, and its values."""
+    sql = "SELECT rowid FROM attachment_words WHERE attachment_words MATCH %s"
+    params: list[str | int] = [str(plan.files)]
+    if plan.file_stems is not None:
+        sql += " UNION SELECT rowid FROM attachment_stems WHERE attachment_stems MATCH %s"
+        params.append(plan.file_stems)
+    return sql, params
+
+
 def _window_sql(
     plan: Plan, corpus: Corpus, narrow: bool, below: int, size: int, scored: bool
 ) -> _Sql:
@@ -186,6 +209,23 @@ def _window_sql(
     else:
         window("grams", corpus.trigram, str(plan.trigram), "rowid, NULL AS score")
         found = "SELECT rowid, score, NULL AS by_stem FROM grams"
+    if plan.files is not None:
+        # The newest `size` messages found by a file, each at its best file's tier.
+        files, files_params = _file_ids(plan)
+        ctes.append(
+            f"files AS MATERIALIZED (SELECT f.message_id AS rowid, min({_FILE_TIER}) AS tier"
+            f" FROM archive_attachment AS f WHERE f.id IN ({files}) AND f.message_id < %s"
+            f"{within.replace('+rowid', '+f.message_id')} GROUP BY f.message_id"
+            f" ORDER BY f.message_id DESC LIMIT {size})"
+        )
+        params.extend([*files_params, below])
+        edges.append(f"coalesce((SELECT min(rowid) FROM files HAVING count(*) >= {size}), 0)")
+        found = (
+            f"SELECT rowid, score, by_stem, 0 AS tier FROM ({found}) UNION ALL SELECT rowid,"
+            " NULL, NULL, tier FROM files WHERE rowid NOT IN (SELECT rowid FROM words)"
+        )
+        if plan.stems is not None:
+            found += " AND rowid NOT IN (SELECT rowid FROM stems)"
     ctes.append(f"edge AS MATERIALIZED (SELECT max({', '.join(edges)}, 0) AS lo)")
     ctes.append(f"found AS ({found})")
     where = [plan.rest]
@@ -209,11 +249,13 @@ def ranked_page(
     while True:
         need = limit + 1 - len(found)
         window = _window_sql(plan, corpus, narrow, below, size, scored=True)
+        # Found by a file: after every message whose own text matched.
+        tier = "found.tier, " if plan.files is not None else ""
         sql = (
             f"{window.ctes} SELECT * FROM (SELECT {corpus.id}, found.score FROM edge"
             f" CROSS JOIN found CROSS JOIN {corpus.table} ON {corpus.id} = found.rowid"
             f" WHERE found.rowid >= edge.lo AND {window.where}"
-            " ORDER BY found.score IS NULL, found.score, found.by_stem,"
+            f" ORDER BY {tier}found.score IS NULL, found.score, found.by_stem,"
             f" {corpus.order}"
             " LIMIT %s OFFSET %s) UNION ALL SELECT NULL, lo FROM edge"
         )
@@ -307,6 +349,11 @@ def _few(plan: Plan) -> bool:
             )
             if int(db.fetchone()[0]) > SMALL:
                 return False
+        if plan.files is not None:
+            files, params = _file_ids(plan)
+            db.execute(f"SELECT count(*) FROM ({files} LIMIT {SMALL + 1})", params)
+            if int(db.fetchone()[0]) > SMALL:
+                return False
     return True
 
 
@@ -341,6 +388,14 @@ def _candidates(plan: Plan, within: str) -> tuple[str, list[str | int]]:
         )
         params.append(str(plan.trigram))
         found = "SELECT rowid FROM grams"
+    if plan.files is not None:
+        files, files_params = _file_ids(plan)
+        ctes.append(
+            "files AS MATERIALIZED (SELECT f.message_id AS rowid FROM archive_attachment AS f"
+            f" WHERE f.id IN ({files}){within.replace('+rowid', '+f.message_id')})"
+        )
+        params.extend(files_params)
+        found += " UNION SELECT rowid FROM files"
     ctes.append(f"found AS ({found})")
     return ", ".join(ctes), params
 

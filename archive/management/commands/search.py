@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from archive.search.selectors import MAX_LIMIT, SORTS, message_search
+from archive.search.selectors import MAX_LIMIT, SORTS, MatchedIn, message_search
 from archive.search.services.searches import search_run, search_run_record
 from meetings.selectors import MeetingSearchPage, meeting_search
 from notes.selectors import NoteSearchPage, note_search
@@ -69,6 +69,7 @@ class Command(BaseCommand):
                             "sent_at": message.sent_at.isoformat(),
                             "text": message.text,
                             "score": hit.score,
+                            "matched_in": _matched_in_json(hit.matched_in),
                         },
                         ensure_ascii=False,
                     )
@@ -83,6 +84,14 @@ class Command(BaseCommand):
                 f"{message.sent_at:%Y-%m-%d %H:%M}  {who} in {where}  {message.public_id}\n"
                 f"    {' '.join(marked.split())}"
             )
+            found = hit.matched_in
+            if found is not None:
+                on_page = f", page {found.page}" if found.page else ""
+                text = "".join(
+                    self.style.WARNING(part.text) if part.hit else part.text
+                    for part in found.snippet
+                )
+                self.stdout.write(f"    in {found.file_name}{on_page}: {' '.join(text.split())}")
         if not options["json"]:
             if page.suggestion:
                 self.stdout.write(f"Did you mean: {page.suggestion}")
@@ -149,3 +158,15 @@ class Command(BaseCommand):
                 self.stdout.write("No notes match." if page.parsed else "Give a query.")
             elif page.next_cursor:
                 self.stdout.write(f"More: --cursor {page.next_cursor}")
+
+
+def _matched_in_json(found: MatchedIn | None) -> dict[str, object] | None:
+    """The file a hit matched in, as the API's `matched_in` has it (the snippet as text)."""
+    if found is None:
+        return None
+    return {
+        "attachment": found.attachment,
+        "file_name": found.file_name,
+        "page": found.page,
+        "snippet": "".join(part.text for part in found.snippet),
+    }
