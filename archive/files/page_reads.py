@@ -5,15 +5,14 @@ text, every piece of it escaped."""
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.utils.html import escape
 from django.utils.safestring import SafeString
 
 from archive.files.domain import TextOrigin
 from archive.files.models import AttachmentText
+from archive.files.selectors import ocr_enabled
 from archive.search.selectors import Filter, Group, Node, Term, parse
 from archive.store.models import Attachment
 from wirecat.errors import Invalid, NotFound
@@ -54,7 +53,7 @@ class FileText:
 
 def ocr_available() -> bool:
     """OCR is on (`WIRECAT_OCR=tesseract`) and Debian's tesseract is installed."""
-    return getattr(settings, "OCR", "") == "tesseract" and shutil.which("tesseract") is not None
+    return ocr_enabled()
 
 
 def query_words(q: str) -> list[str]:

@@ -122,9 +122,14 @@ def _with_ocr(reading: Extracted, path: Path, mime: str, limits: Limits) -> Extr
         return _noted(reading, f"OCR needed more than {_mb(limits)} of memory")
     except Exception as exc:
         return _noted(reading, f"OCR failed: {failure(exc).reason}")
-    if found is not None and found.state is TextState.DONE and found.text.strip():
+    if found is None:
+        return reading
+    if found.state is TextState.DONE and found.text.strip():
         return found
-    return reading
+    # OCR ran and read nothing usable: the reading stays, with OCR's why (no words, a
+    # missing language, a picture too large, out of time).
+    why = found.reason if found.reason.startswith("OCR") else f"OCR: {found.reason}"
+    return _noted(reading, why if found.reason else "OCR found no text")
 
 
 def _noted(reading: Extracted, note: str) -> Extracted:

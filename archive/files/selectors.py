@@ -8,7 +8,6 @@ import base64
 import json
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q
 
 from archive.files.domain import TextOrigin, TextState
@@ -24,15 +23,20 @@ OCR_READER = "tesseract"  # how an OCR reading names its extractor ("tesseract 5
 # What the reason of a file says once OCR found nothing in it, or failed on it (the sandbox
 # notes the failures; the services note the nothing).
 OCR_NOTHING = "OCR found no text"
-OCR_NOTES = (OCR_NOTHING, "OCR failed", "OCR needed")
+# A reading's reason that holds one of these has been through OCR (OCR's reasons start so,
+# and the sandbox prefixes any other with "OCR: "): the job does not hand it to OCR again.
+OCR_NOTES = (OCR_NOTHING, "OCR: ", "OCR failed", "OCR needed", "OCR stopped", "OCR read")
 # What no reader but OCR or an agent can read: pictures and sound (a voice note), when the
 # reading has not said so yet (a file not read is listed by its type).
 _PICTURE_OR_SOUND = Q(mime_type__istartswith="image/") | Q(mime_type__istartswith="audio/")
 
 
 def ocr_enabled() -> bool:
-    """Whether the owner turned OCR on (WIRECAT_OCR=tesseract)."""
-    return str(settings.OCR) == OCR_READER
+    """Whether the owner turned OCR on (WIRECAT_OCR=tesseract) and tesseract is installed:
+    the readers' own answer (archive/files/readers/ocr.py)."""
+    from archive.files.readers.ocr import ocr_enabled as readers_ocr_enabled
+
+    return readers_ocr_enabled()
 
 
 def stored_files() -> Q:

@@ -222,3 +222,14 @@ def test_the_sandbox_gives_ocr_the_scans_its_reader_could_not_read(
     assert read.state == TextState.DONE and read.extractor.startswith("tesseract ")
     first, second = read.text.split("\f")
     assert {"lease", "agreement"} <= words(first) and {"deposit", "returned"} <= words(second)
+
+
+def test_why_ocr_read_nothing_reaches_the_reading(
+    ocr_on: None, settings: Any, tmp_path: Path
+) -> None:
+    settings.OCR_LANGUAGES = "xyz"
+    path = tmp_path / "notice.png"
+    picture("Boiler service").save(path)
+    reading = extract(path, mime="image/png", name="notice.png", limits=Limits(), ocr=True)
+    assert reading.state is TextState.NEEDS_TEXT
+    assert "OCR: tesseract has no data for xyz" in reading.reason
