@@ -75,7 +75,7 @@ def attachment_view(attachment: Attachment) -> AttachmentView:
     metadata = attachment.provider_metadata or {}
     kind = rendering.media_kind(attachment.mime_type, metadata)
     stored = bool(attachment.path)
-    text_known = Attachment.text_row.is_cached(attachment)  # type: ignore[attr-defined]
+    text_known = Attachment.text_row.is_cached(attachment)
     return AttachmentView(
         attachment=attachment,
         kind=kind,
