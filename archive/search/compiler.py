@@ -6,7 +6,8 @@ quotes doubled), bound as a parameter. Words, phrases and prefixes go to the wor
 (`message_trigram`), or, shorter than a trigram, to a bounded LIKE. Each term is one
 `m.id IN (SELECT rowid …)` set, so a search reads each index once, never once per message.
 `content:` and `transcript:` are sets of the same kind over the files' text index
-(`attachment_words`, `attachment_stems`: rowid = attachment id), turned into their messages.
+(`attachment_words`, `attachment_stems`: rowid = attachment id), turned into their messages;
+a plain word's files' names are looked up the same way, in `attachment_names`.
 """
 
 from __future__ import annotations
@@ -50,6 +51,23 @@ class Compiled:
     plan: Plan | None = None
 
 
+@dataclass(frozen=True)
+class FileWords:
+    """Which sets of a message's files a plain word also finds it by: their text (once any
+    file has text), their names (once any file exists). False as a whole when neither."""
+
+    text: bool = False
+    names: bool = False
+
+    def __bool__(self) -> bool:
+        return self.text or self.names
+
+
+def file_words_of(value: bool | FileWords) -> FileWords:
+    """`True` as callers before file names meant it: the files' text alone."""
+    return value if isinstance(value, FileWords) else FileWords(text=value)
+
+
 @dataclass
 class Plan:
     """A query split for a windowed search: index MATCHes whose union holds every match
@@ -64,6 +82,9 @@ class Plan:
     # a message one of whose files holds them is a candidate too, ranked after the others.
     files: str | None = None
     file_stems: str | None = None
+    # The same words in one of its files' names (attachment_names), ranked between a voice
+    # note's transcript and other files' text.
+    names: str | None = None
     scope: str = ""  # index-driven filters over m ("" when none)
     scope_params: list[str] = field(default_factory=list)
     rest: str = "1"  # everything else, over m
@@ -76,13 +97,15 @@ def compile_query(
     analyzer: Analyzer | None = None,
     senders: Senders | None = None,
     file_analyzer: Analyzer | None = None,
-    file_words: bool = False,
+    file_words: bool | FileWords = False,
 ) -> Compiled:
     """SQL for `node` (None: every message). With an analyzer, a word (not `exact:`) also
     matches its stems in the stems index. `senders`: the identity ids each `from:` was
     resolved to already (senders.py), used as they are instead of resolving again.
     `file_analyzer`: the files' stems index's, when it may be read (`content:`).
-    `file_words`: a word also matches the text of a message's files (the archive has some)."""
+    `file_words`: a word also matches the text, or the names, of a message's files (the
+    archive has some)."""
+    file_words = file_words_of(file_words)
     compiler = _Compiler(now or datetime.now(UTC), analyzer, senders, file_analyzer, file_words)
     if node is None:
         return Compiled("1", [])
@@ -157,7 +180,7 @@ def _plan(
     analyzer: Analyzer | None,
     senders: Senders | None = None,
     file_analyzer: Analyzer | None = None,
-    file_words: bool = False,
+    file_words: FileWords = FileWords(),
 ) -> Plan | None:
     """The windowed form of `node`, when its shape has one: a positive AND whose parts
     include words (or, lacking words, trigram terms), or a positive OR of words only.
@@ -224,14 +247,20 @@ def _plan(
     return plan
 
 
-def _with_files(plan: Plan | None, file_analyzer: Analyzer | None, file_words: bool) -> Plan | None:
-    """The plan whose words also find messages by their files' text, when asked: the same
-    MATCH over the files' words (and stems: the same analyzer makes both indexes)."""
-    if plan is None or plan.words is None or not file_words:
+def _with_files(
+    plan: Plan | None, file_analyzer: Analyzer | None, file_words: FileWords
+) -> Plan | None:
+    """The plan whose words also find messages by their files' text and names, when asked:
+    the same MATCH over the files' words (and stems: the same analyzer makes both indexes)
+    and over their names' words."""
+    if plan is None or plan.words is None:
         return plan
-    plan.files = plan.words
-    if file_analyzer is not None and plan.stems_also is None:
-        plan.file_stems = plan.stems
+    if file_words.text:
+        plan.files = plan.words
+        if file_analyzer is not None and plan.stems_also is None:
+            plan.file_stems = plan.stems
+    if file_words.names:
+        plan.names = plan.words
     return plan
 
 
@@ -242,7 +271,7 @@ class _Compiler:
         analyzer: Analyzer | None,
         senders: Senders | None = None,
         file_analyzer: Analyzer | None = None,
-        file_words: bool = False,
+        file_words: FileWords = FileWords(),
     ) -> None:
         self.now = now
         self.analyzer = analyzer
@@ -351,11 +380,15 @@ class _Compiler:
 
     def in_files(self, term: Term, sql: str) -> str:
         """`sql` (the messages whose text holds the term) or, when words also match files'
-        text, the messages one of whose files holds it."""
-        if not self.file_words:
-            return sql
-        files = self.file_text(Filter("content", term.text, exact=term.kind == "phrase"), term)
-        return f"({sql} OR {files})"
+        text or names, the messages one of whose files holds it."""
+        found = [sql]
+        if self.file_words.text:
+            content = Filter("content", term.text, exact=term.kind == "phrase")
+            found.append(self.file_text(content, term))
+        if self.file_words.names:
+            self.params.append(fts_string(term.text) + ("*" if term.kind == "prefix" else ""))
+            found.append(f"(m.id IN ({NAMED_SQL}))")
+        return sql if len(found) == 1 else f"({' OR '.join(found)})"
 
     def file_text(self, node: Filter, term: Term | None = None) -> str:
         """The messages with a file whose text holds the words (`transcript:`: a voice
@@ -454,6 +487,11 @@ _HAS = {
         ' \'"http://" OR "https://" OR "www."\')'
     ),
 }
+# The messages one of whose files' names holds a words-index MATCH (bound once).
+NAMED_SQL = (
+    "SELECT f.message_id FROM archive_attachment AS f WHERE f.id IN"
+    " (SELECT rowid FROM attachment_names WHERE attachment_names MATCH %s)"
+)
 # A voice note's transcript: its text row was written by a speech reader (`speech:…`).
 _SPEECH = (
     " AND EXISTS (SELECT 1 FROM archive_attachmenttext AS t WHERE t.attachment_id = f.id"

@@ -1,6 +1,7 @@
 """The text of a message's files in its search: `content:` and `transcript:` find a message
 by the text of one of its attachments (compiler.py); this says which file a hit matched in,
-on which page, and where in its text.
+on which page, and where in its text — or, for a plain word found in a file's name, that
+name.
 
 The files' words index keeps itself (triggers on the text rows); its stems index is filled
 by the files' drain. A search only reads the state that drain records, as the messages' and
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from archive.search.analyzer import Analyzer
-from archive.search.compiler import file_term
+from archive.search.compiler import FileWords, file_term
 from archive.search.models import SearchConfig
 from archive.search.parser import FILE_TEXT_FIELDS, Filter, Group, Node
 from archive.search.querykit import WORD_KINDS, highlights, stem_alternatives, term_match
@@ -36,21 +37,24 @@ _FILE_STEMS = StemsQueue(
     documents="archive_attachmenttext",
 )
 PAGE_BREAK = "\f"  # a paged reader's page separator in a file's text
+# A plain word of the query as `word_filters` gives it: found in a file's text or its name.
+WORDS = "words"
 
 
 @dataclass(frozen=True)
 class SearchReading:
     """What a message search may use, read at once: the messages' stems index and the
-    files' (each as `StemsQueue.reading` tells it), and whether any file has text (until
-    one does, a word is looked for in messages alone)."""
+    files' (each as `StemsQueue.reading` tells it), and which sets of files a word also
+    looks in: their text once any file has some, their names once any file exists (until
+    then, a word is looked for in messages alone)."""
 
     stems: StemsReading
     file_stems: StemsReading
-    file_text: bool
+    file_text: FileWords
 
 
 def search_reading() -> SearchReading:
-    """The settings, both stems indexes' state and whether files have text, in one
+    """The settings, both stems indexes' state and whether files have text or exist, in one
     statement (a search reads them on every keystroke): reads only."""
     with connection.cursor() as cursor:
         cursor.execute(
@@ -60,15 +64,17 @@ def search_reading() -> SearchReading:
             f" EXISTS (SELECT 1 FROM {MESSAGE_STEMS.documents}),"
             f" (SELECT stems_analyzer FROM {_FILE_STEMS.state} WHERE id = 1),"
             f" EXISTS (SELECT 1 FROM {_FILE_STEMS.queue}),"
-            f" EXISTS (SELECT 1 FROM {_FILE_STEMS.documents} WHERE state = 'done')"
+            f" EXISTS (SELECT 1 FROM {_FILE_STEMS.documents} WHERE state = 'done'),"
+            " EXISTS (SELECT 1 FROM archive_attachment)"
         )
-        latin, made_by, waiting, messages, files_made_by, files_waiting, text = cursor.fetchone()
+        row = cursor.fetchone()
+    latin, made_by, waiting, messages, files_made_by, files_waiting, text, named = row
     config = SearchConfig() if latin is None else SearchConfig(latin_stemmers=latin)
     analyzer = search_analyzer(config)
     return SearchReading(
         stems=_reading(analyzer, made_by, bool(waiting), bool(messages)),
         file_stems=_reading(analyzer, files_made_by, bool(files_waiting), bool(text)),
-        file_text=bool(text),
+        file_text=FileWords(text=bool(text), names=bool(named)),
     )
 
 
@@ -80,8 +86,9 @@ def _reading(analyzer: Analyzer, made_by: str | None, waiting: bool, any_: bool)
 
 
 def word_filters(node: Node) -> list[Filter]:
-    """The query's positive words, phrases and prefixes as `content:` operators: what a
-    hit found by its files' text (not its own) matched there."""
+    """The query's positive words, phrases and prefixes as operators of their own (`WORDS`,
+    read as `content:` is, and in files' names too): what a hit found by its files (not its
+    own text) matched there."""
     if isinstance(node, Group):
         if node.negated:
             return []
@@ -89,7 +96,7 @@ def word_filters(node: Node) -> list[Filter]:
     if isinstance(node, Filter) or node.negated or node.kind not in WORD_KINDS:
         return []
     value = node.text + ("*" if node.kind == "prefix" else "")
-    return [Filter("content", value, exact=node.kind == "phrase" or node.exact)]
+    return [Filter(WORDS, value, exact=node.kind == "phrase" or node.exact)]
 
 
 def file_filters(node: Node) -> list[Filter]:
@@ -142,7 +149,9 @@ def file_matches(
     found: list[Filter], message_ids: list[int], analyzer: Analyzer | None
 ) -> dict[int, FileMatch]:
     """For each of the messages, the first of its files (by attachment) whose text holds
-    one of the operators' words: two statements, whatever the number of hits."""
+    one of the operators' words; for the query's own words (`WORDS`) also whose name holds
+    them, the file chosen as the search ranks it: a voice note's transcript, then a name,
+    then other text. One statement, whatever the number of hits."""
     if not found or not message_ids:
         return {}
     selects: list[str] = []
@@ -151,20 +160,46 @@ def file_matches(
         sql, values = _attachments(operator, analyzer)
         selects.append(sql)
         params.extend(values)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT f.message_id, f.public_id, f.file_name, t.text FROM archive_attachment AS f"
-            " CROSS JOIN archive_attachmenttext AS t ON t.attachment_id = f.id"
-            " WHERE f.message_id IN (SELECT value FROM json_each(%s))"
-            f" AND f.id IN ({' UNION '.join(selects)}) ORDER BY f.message_id, f.id",
-            [json.dumps(message_ids), *params],
+    hits = json.dumps(message_ids)
+    words = [operator for operator in found if operator.name == WORDS]
+    # A file's rank among a message's matches (0: by attachment alone, for `content:`).
+    tier = "CASE WHEN t.extractor LIKE 'speech:%%' THEN 1 ELSE 3 END" if words else "0"
+    sql = (
+        f"SELECT f.message_id, f.public_id, f.file_name, t.text, {tier}, f.id"
+        " FROM archive_attachment AS f"
+        " CROSS JOIN archive_attachmenttext AS t ON t.attachment_id = f.id"
+        " WHERE f.message_id IN (SELECT value FROM json_each(%s))"
+        f" AND f.id IN ({' UNION '.join(selects)})"
+    )
+    values = [hits, *params]
+    if words:
+        named = " UNION ".join(
+            "SELECT rowid FROM attachment_names WHERE attachment_names MATCH %s" for _ in words
         )
+        sql = (
+            f"SELECT * FROM ({sql} UNION ALL SELECT f.message_id, f.public_id, f.file_name,"
+            " NULL, 2, f.id FROM archive_attachment AS f"
+            " WHERE f.message_id IN (SELECT value FROM json_each(%s))"
+            f" AND f.id IN ({named}))"
+        )
+        values.extend([hits, *(term_match(file_term(operator)) for operator in words)])
+    with connection.cursor() as cursor:
+        cursor.execute(f"{sql} ORDER BY 1, 5, 6", values)
         rows = cursor.fetchall()
     patterns = tuple(highlights(Group("and", tuple(file_term(f) for f in found)), analyzer))
     marker = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
     matches: dict[int, FileMatch] = {}
-    for message_id, public_id, file_name, text in rows:
+    for message_id, public_id, file_name, text, _, _ in rows:
         if int(message_id) in matches:
+            continue
+        if text is None:  # found by its name: the name is what shows the match
+            matches[int(message_id)] = FileMatch(
+                attachment=str(public_id),
+                file_name=str(file_name),
+                page=None,
+                text=str(file_name),
+                patterns=patterns,
+            )
             continue
         first = marker.search(text)
         matches[int(message_id)] = FileMatch(

@@ -14,10 +14,10 @@ is larger (up to `WINDOW_MAX`), so a rare combination costs a few scans, not one
 Filters an index answers (`from:`, `in:`, `source:`, dates) narrow the scan itself when
 they hold few messages: the MATCH then runs over just their rows.
 
-When the archive holds files' text, the words also find the messages one of whose files
-holds them (the plan's `files`): those are a third candidate set of the window (by message
-id, as the others), ranked after every message whose own text matched — a voice note's
-transcript before other files' text.
+When the archive holds files, the words also find the messages one of whose files holds
+them, in its text (the plan's `files`) or its name (`names`): those are a third candidate set
+of the window (by message id, as the others), ranked after every message whose own text
+matched — a voice note's transcript, then a file's name, then other files' text.
 
 The notes' search ranks its notes the same way: a `Corpus` names the documents' table and
 indexes, their bm25 and the window sizes (`messages()` is the messages'), and `position`
@@ -143,22 +143,50 @@ def _narrow(plan: Plan, corpus: Corpus) -> bool:
         return int(db.fetchone()[0]) <= corpus.scope_max
 
 
-# A file's tier among the candidates found by a file: a voice note's transcript (1) before
-# other files' text (2); messages whose own text matched are tier 0.
-_FILE_TIER = (
-    "(SELECT CASE WHEN t.extractor LIKE 'speech:%%' THEN 1 ELSE 2 END"
-    " FROM archive_attachmenttext AS t WHERE t.attachment_id = f.id)"
+# A voice note's transcript (its text row written by a speech reader).
+_SPEECH = (
+    "EXISTS (SELECT 1 FROM archive_attachmenttext AS t WHERE t.attachment_id = f.id"
+    " AND t.extractor LIKE 'speech:%%')"
 )
 
 
-def _file_ids(plan: Plan) -> tuple[str, list[str | int]]:
-    """SQL of the attachment ids whose text holds the plan's words, and its values."""
-    sql = "SELECT rowid FROM attachment_words WHERE attachment_words MATCH %s"
-    params: list[str | int] = [str(plan.files)]
-    if plan.file_stems is not None:
-        sql += " UNION SELECT rowid FROM attachment_stems WHERE attachment_stems MATCH %s"
-        params.append(plan.file_stems)
-    return sql, params
+def _by_files(plan: Plan) -> bool:
+    return plan.files is not None or plan.names is not None
+
+
+def _file_ids(plan: Plan) -> tuple[list[str], list[str | int], str, str]:
+    """CTEs of the attachment ids whose text (`file_texts`) or name (`file_names`) holds
+    the plan's words, their values, SQL of the ids of either, and a found file's tier among
+    the candidates found by a file: a voice note's transcript (1), a file's name (2), other
+    files' text (3); messages whose own text matched are tier 0."""
+    ctes: list[str] = []
+    params: list[str | int] = []
+    ids: list[str] = []
+    if plan.files is not None:
+        sql = "SELECT rowid FROM attachment_words WHERE attachment_words MATCH %s"
+        params.append(plan.files)
+        if plan.file_stems is not None:
+            sql += " UNION SELECT rowid FROM attachment_stems WHERE attachment_stems MATCH %s"
+            params.append(plan.file_stems)
+        ctes.append(f"file_texts AS MATERIALIZED ({sql})")
+        ids.append("SELECT rowid FROM file_texts")
+    if plan.names is not None:
+        ctes.append(
+            "file_names AS MATERIALIZED (SELECT rowid FROM attachment_names"
+            " WHERE attachment_names MATCH %s)"
+        )
+        params.append(plan.names)
+        ids.append("SELECT rowid FROM file_names")
+    if plan.files is None:
+        tier = "2"
+    elif plan.names is None:
+        tier = f"CASE WHEN {_SPEECH} THEN 1 ELSE 3 END"
+    else:
+        tier = (
+            f"CASE WHEN f.id IN file_texts AND {_SPEECH} THEN 1"
+            " WHEN f.id IN file_names THEN 2 ELSE 3 END"
+        )
+    return ctes, params, " UNION ".join(ids), tier
 
 
 def _window_sql(
@@ -209,11 +237,12 @@ def _window_sql(
     else:
         window("grams", corpus.trigram, str(plan.trigram), "rowid, NULL AS score")
         found = "SELECT rowid, score, NULL AS by_stem FROM grams"
-    if plan.files is not None:
+    if _by_files(plan):
         # The newest `size` messages found by a file, each at its best file's tier.
-        files, files_params = _file_ids(plan)
+        file_ctes, files_params, files, tier = _file_ids(plan)
+        ctes.extend(file_ctes)
         ctes.append(
-            f"files AS MATERIALIZED (SELECT f.message_id AS rowid, min({_FILE_TIER}) AS tier"
+            f"files AS MATERIALIZED (SELECT f.message_id AS rowid, min({tier}) AS tier"
             f" FROM archive_attachment AS f WHERE f.id IN ({files}) AND f.message_id < %s"
             f"{within.replace('+rowid', '+f.message_id')} GROUP BY f.message_id"
             f" ORDER BY f.message_id DESC LIMIT {size})"
@@ -250,7 +279,7 @@ def ranked_page(
         need = limit + 1 - len(found)
         window = _window_sql(plan, corpus, narrow, below, size, scored=True)
         # Found by a file: after every message whose own text matched.
-        tier = "found.tier, " if plan.files is not None else ""
+        tier = "found.tier, " if _by_files(plan) else ""
         sql = (
             f"{window.ctes} SELECT * FROM (SELECT {corpus.id}, found.score FROM edge"
             f" CROSS JOIN found CROSS JOIN {corpus.table} ON {corpus.id} = found.rowid"
@@ -349,9 +378,12 @@ def _few(plan: Plan) -> bool:
             )
             if int(db.fetchone()[0]) > SMALL:
                 return False
-        if plan.files is not None:
-            files, params = _file_ids(plan)
-            db.execute(f"SELECT count(*) FROM ({files} LIMIT {SMALL + 1})", params)
+        if _by_files(plan):
+            file_ctes, params, files, _ = _file_ids(plan)
+            db.execute(
+                f"WITH {', '.join(file_ctes)} SELECT count(*) FROM ({files} LIMIT {SMALL + 1})",
+                params,
+            )
             if int(db.fetchone()[0]) > SMALL:
                 return False
     return True
@@ -388,8 +420,9 @@ def _candidates(plan: Plan, within: str) -> tuple[str, list[str | int]]:
         )
         params.append(str(plan.trigram))
         found = "SELECT rowid FROM grams"
-    if plan.files is not None:
-        files, files_params = _file_ids(plan)
+    if _by_files(plan):
+        file_ctes, files_params, files, _ = _file_ids(plan)
+        ctes.extend(file_ctes)
         ctes.append(
             "files AS MATERIALIZED (SELECT f.message_id AS rowid FROM archive_attachment AS f"
             f" WHERE f.id IN ({files}){within.replace('+rowid', '+f.message_id')})"

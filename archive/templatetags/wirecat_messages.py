@@ -75,7 +75,8 @@ def attachment_view(attachment: Attachment) -> AttachmentView:
     metadata = attachment.provider_metadata or {}
     kind = rendering.media_kind(attachment.mime_type, metadata)
     stored = bool(attachment.path)
-    text_known = Attachment.text_row.is_cached(attachment)
+    # Whether the page read the text rows with the attachments (never a query here).
+    text_known = "text_row" in attachment._state.fields_cache
     return AttachmentView(
         attachment=attachment,
         kind=kind,

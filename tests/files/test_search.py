@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.test.utils import CaptureQueriesContext
 
 from archive.files.models import AttachmentText
 from archive.search import windows
@@ -140,7 +142,8 @@ def test_a_bare_word_finds_files_text_after_messages_own_text(files: dict[str, M
     assert _found('"total is due"') == ["pdf"]
     assert _found("quarterly board") == ["memo"]  # both words in one file's text
     assert _found("invoice -plumber") == ["plain", "pdf"]
-    assert _found("invoice OR quarterly") == ["plain", "voice", "memo", "pdf"]  # newer first
+    # The PDF is found by its name (invoice-2024.pdf) too: a name ranks before a file's text.
+    assert _found("invoice OR quarterly") == ["plain", "voice", "pdf", "memo"]
     hits = message_search(query="invoice", limit=100).hits
     assert [hit.matched_in.file_name if hit.matched_in else None for hit in hits] == [
         None,
@@ -263,3 +266,130 @@ def test_the_page_says_in_which_file_escaped(owner_client: Any, db: None) -> Non
     assert f"in {html.escape(name)}, page 2: " in page
     assert "<script>alert(1)" not in page
     assert "<mark>signed</mark> by &lt;script&gt;" in page
+
+
+# --- files' names in a plain word's union ---------------------------------------------
+
+
+@pytest.fixture
+def names(db: None) -> dict[str, Message]:
+    # Oldest first, the reverse of the order the tiers rank them in.
+    batch_record(
+        batch=batch(
+            message("own", "the zebra report", minutes=1),
+            message("voice", "", minutes=2, attachments=_file("note.ogg", "audio/ogg")),
+            message(
+                "named",
+                "see this",
+                minutes=3,
+                attachments=_file("zebra-2024.pdf", "application/pdf"),
+            ),
+            message("texted", "notes", minutes=4, attachments=_file("notes.txt", "text/plain")),
+        )
+    )
+    _text("voice", "the zebra crossing at noon", extractor="speech:whisper")
+    _text("texted", "zebra stripes are black and white", extractor="text")
+    return {m.external_id: m for m in Message.objects.all()}
+
+
+def test_a_word_in_a_file_name_ranks_after_transcripts_before_files_text(
+    names: dict[str, Message],
+) -> None:
+    assert _found("zebra") == ["own", "voice", "named", "texted"]
+    assert _found("2024") == ["named"]  # only a name holds it
+    assert _found("zebr*") == ["own", "voice", "named", "texted"]
+    assert _found('"zebra 2024"') == ["named"]
+    assert _found("zebra 2024") == ["named"]  # both words in one name
+    newest = message_search(query="zebra", sort="newest", limit=100).hits
+    assert [hit.message.external_id for hit in newest] == ["texted", "named", "voice", "own"]
+    # The whole-WHERE shapes look in names too, a word on its own.
+    assert sorted(_found("has:attachment -2024")) == ["texted", "voice"]
+    assert sorted(_found("2024 OR has:voice")) == ["named", "voice"]
+    # filename: still reads the names by LIKE; content: reads files' text alone.
+    assert _found("content:2024") == []
+
+
+def test_a_hit_found_by_a_name_says_which_file(names: dict[str, Message]) -> None:
+    (hit,) = message_search(query="2024").hits
+    assert hit.matched_in is not None
+    attachment = Attachment.objects.get(message__external_id="named")
+    assert hit.matched_in.attachment == attachment.public_id
+    assert (hit.matched_in.file_name, hit.matched_in.page) == ("zebra-2024.pdf", None)
+    assert "".join(part.text for part in hit.matched_in.snippet) == "zebra-2024.pdf"
+    assert [part.text for part in hit.matched_in.snippet if part.hit] == ["2024"]
+    hits = message_search(query="zebra", limit=100).hits
+    assert [hit.matched_in.file_name if hit.matched_in else None for hit in hits] == [
+        None,
+        "note.ogg",
+        "zebra-2024.pdf",
+        "notes.txt",
+    ]
+
+
+def test_both_words_of_a_hyphenated_name_find_it(db: None) -> None:
+    batch_record(
+        batch=batch(
+            message("one", "hi", attachments=_file("invoice-2024.pdf", "application/pdf")),
+            message(
+                "split",
+                "hello",
+                minutes=1,
+                attachments=(
+                    AttachmentRecord(external_id="a", file_name="invoice.pdf"),
+                    AttachmentRecord(external_id="b", file_name="2024.txt"),
+                ),
+            ),
+        )
+    )
+    assert _found("invoice") == ["split", "one"]
+    assert _found("2024") == ["split", "one"]
+    assert _found("invoice 2024") == ["one"]  # all the words in one name
+
+
+def test_renaming_or_deleting_a_file_keeps_the_names_index(names: dict[str, Message]) -> None:
+    attachment = Attachment.objects.get(message__external_id="named")
+    Attachment.objects.filter(pk=attachment.pk).update(file_name="okapi-2025.pdf")
+    assert _found("2024") == []
+    assert _found("okapi") == ["named"]
+    attachment.delete()
+    assert _found("okapi") == []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM attachment_names WHERE attachment_names MATCH 'okapi OR zebra'"
+        )
+        assert cursor.fetchone()[0] == 0
+
+
+def test_an_archive_without_files_runs_no_file_sql(db: None) -> None:
+    batch_record(batch=batch(message("a", "the zebra report"), message("b", "zebra", minutes=1)))
+    for sort in ("relevance", "newest"):
+        with CaptureQueriesContext(connection) as queries:
+            assert len(message_search(query="zebra", sort=sort).hits) == 2
+            assert len(message_search(query="zebra -report OR zeb*", sort=sort).hits) >= 1
+        sql = " ".join(query["sql"] for query in queries.captured_queries)
+        for name in ("attachment_names", "attachment_words", "file_names", "file_texts"):
+            assert name not in sql, (sort, name)
+
+
+def test_a_name_costs_one_more_index_read_once_files_exist(names: dict[str, Message]) -> None:
+    with CaptureQueriesContext(connection) as queries:
+        message_search(query="okapi")
+    window = [
+        q["sql"] for q in queries.captured_queries if "file_names AS MATERIALIZED" in q["sql"]
+    ]
+    assert len(window) == 1 and window[0].count("attachment_names MATCH") == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_indexes_the_names_already_stored() -> None:
+    batch_record(batch=batch(message("a", "hi", attachments=_file("okapi.pdf", "application/pdf"))))
+    executor = MigrationExecutor(connection)
+    latest = executor.loader.graph.leaf_nodes()
+    executor.migrate([("archive", "0028_attachment_text")])
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM sqlite_master WHERE name = 'attachment_names'")
+            assert cursor.fetchone()[0] == 0
+    finally:
+        MigrationExecutor(connection).migrate(latest)
+    assert _found("okapi") == ["a"]
