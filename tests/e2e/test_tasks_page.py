@@ -41,6 +41,10 @@ def test_make_a_task_from_a_message_and_move_it_to_done(
 
     page.get_by_role("link", name="Tasks", exact=True).click()
     page.get_by_role("link", name="Board", exact=True).click()
+    # The board loaded whole (htmx set up on it) before its select is changed: a change made
+    # while the page is still starting posts nothing (this raced under load).
+    page.wait_for_url("**/tasks/board/")
+    page.wait_for_load_state("load")
     loads = page.evaluate("performance.getEntriesByType('navigation').length")
     page.get_by_label("Status of HOME-1").select_option("done")
     # Locators, not wait_for_function: its string predicate is eval'd in the page, which
