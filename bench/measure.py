@@ -35,3 +35,25 @@ def timed(call: Callable[[], Any], runs: int = RUNS) -> float:
         call()
         spent.append(time.perf_counter() - started)
     return statistics.median(spent)
+
+
+def term_tiers(
+    vocab_table: str, texts_sql: str
+) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Common, mid-frequency and rare words of an FTS5 vocabulary table (4 to 12 lowercase
+    letters, by how many documents hold them), and sample texts (`texts_sql`, one column)
+    for phrases: the terms a benchmark's queries are drawn from."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT term, doc FROM {vocab_table} WHERE length(term) BETWEEN 4 AND 12"
+            " AND term NOT GLOB '*[^a-z]*' ORDER BY doc DESC"
+        )
+        vocab = cursor.fetchall()
+        cursor.execute(texts_sql)
+        texts = [row[0] for row in cursor.fetchall()]
+    common = [term for term, _ in vocab[:300]]
+    mid = [term for term, doc in vocab if 100 <= doc <= 2_000] or common
+    rare = [term for term, doc in vocab if 2 <= doc <= 30] or mid
+    return common, mid, rare, texts

@@ -50,7 +50,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import sqlean
-from measure import RUNS, peak_rss_mb, percentiles, timed
+from measure import RUNS, peak_rss_mb, percentiles, term_tiers, timed
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -314,20 +314,10 @@ def baseline_import(
 
 def make_queries(count: int, nicks_spoken: list[str]) -> list[tuple[str, str, str, list[Any]]]:
     """(kind, query, raw SQL, raw params) with the same terms, `count` in all."""
-    from django.db import connection
-
     rng = random.Random(SEED + 2)  # noqa: S311
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT term, doc FROM meeting_words_vocab WHERE length(term) BETWEEN 4 AND 12"
-            " AND term NOT GLOB '*[^a-z]*' ORDER BY doc DESC"
-        )
-        vocab = cursor.fetchall()
-        cursor.execute("SELECT text FROM meetings_segment WHERE id % 97 = 0 LIMIT 2000")
-        texts = [row[0] for row in cursor.fetchall()]
-    common = [term for term, _ in vocab[:300]]
-    mid = [term for term, doc in vocab if 100 <= doc <= 2_000] or common
-    rare = [term for term, doc in vocab if 2 <= doc <= 30] or mid
+    common, mid, rare, texts = term_tiers(
+        "meeting_words_vocab", "SELECT text FROM meetings_segment WHERE id % 97 = 0 LIMIT 2000"
+    )
     plain = "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT 20"
     spoken = (
         "SELECT s.id FROM fts JOIN seg AS s ON s.id = fts.rowid WHERE fts MATCH ?"

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlean
-from measure import RUNS, peak_rss_mb, percentiles, timed
+from measure import RUNS, peak_rss_mb, percentiles, term_tiers, timed
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -219,20 +219,11 @@ Query = tuple[str, str, str, list[Any]]
 
 def make_queries(count: int, base_db: Any) -> list[Query]:
     """(kind, query, baseline SQL, baseline params) with the same terms, `count` in all."""
-    from django.db import connection
 
     rng = random.Random(SEED + 1)  # noqa: S311
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT term, doc FROM note_words_vocab WHERE length(term) BETWEEN 4 AND 12"
-            " AND term NOT GLOB '*[^a-z]*' ORDER BY doc DESC"
-        )
-        vocab = cursor.fetchall()
-        cursor.execute("SELECT body FROM notes_note WHERE id % 97 = 0 LIMIT 2000")
-        texts = [row[0] for row in cursor.fetchall()]
-    common = [term for term, _ in vocab[:300]]
-    mid = [term for term, doc in vocab if 100 <= doc <= 2_000] or common
-    rare = [term for term, doc in vocab if 2 <= doc <= 30] or mid
+    common, mid, rare, texts = term_tiers(
+        "note_words_vocab", "SELECT body FROM notes_note WHERE id % 97 = 0 LIMIT 2000"
+    )
     # Words whose stem is shorter than the word: "files" also finds "file".
     forms = [term for term in mid if term.endswith(("s", "ing", "ed"))] or mid
     folders = base_db.execute("SELECT id, path FROM folder").fetchall()
