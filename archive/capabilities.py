@@ -14,4 +14,5 @@ CAPABILITIES = (
     "gateway",
     "sync",
     "files",
+    "conversations",
 )

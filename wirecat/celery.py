@@ -90,6 +90,12 @@ def _beat_schedule(heartbeat_seconds: int) -> dict[str, dict[str, object]]:
             "schedule": 300.0,
             "options": {"expires": 290.0},
         },
+        # Chats whose conversations need a build (an import or sync asks at once too).
+        "conversations-build": {
+            "task": "archive.jobs.conversations_build",
+            "schedule": 300.0,
+            "options": {"expires": 290.0},
+        },
         "webhooks-deliver": {
             "task": "archive.jobs.webhooks_deliver",
             "schedule": 10.0,

@@ -266,6 +266,7 @@ CELERY_TASK_ROUTES = {
     "archive.jobs.thumbnail_make": {"queue": "index"},
     "archive.jobs.file_texts_extract": {"queue": "index"},
     "archive.jobs.file_text_read": {"queue": "index"},
+    "archive.jobs.conversations_build": {"queue": "index"},
     "archive.jobs.send_deliver": {"queue": "delivery"},
     "archive.jobs.webhooks_deliver": {"queue": "webhooks"},
 }

@@ -3,6 +3,10 @@
 `people_named(person_ids=[…])`: these people were created, renamed, or had identities
 linked to them (their names and aliases changed). The notes app resolves the links that
 were waiting for such a name in the same write; the store knows nothing of notes.
+
+`messages_written(grown=[…], rewritten=[…])`: chats that got new messages (`grown`), and
+chats whose stored messages were edited, tombstoned, re-dated or purged (`rewritten`). The
+conversations mark what each chat's threads need in the same write.
 """
 
 from __future__ import annotations
@@ -18,3 +22,13 @@ def people_named_send(person_ids: Iterable[int]) -> None:
     ids = sorted({int(pk) for pk in person_ids})
     if ids:
         people_named.send(sender=Signal, person_ids=ids)
+
+
+messages_written = Signal()
+
+
+def messages_written_send(*, grown: Iterable[int] = (), rewritten: Iterable[int] = ()) -> None:
+    rewritten_ids = sorted({int(pk) for pk in rewritten})
+    grown_ids = sorted({int(pk) for pk in grown} - set(rewritten_ids))
+    if grown_ids or rewritten_ids:
+        messages_written.send(sender=Signal, grown=grown_ids, rewritten=rewritten_ids)

@@ -12,6 +12,7 @@ from django.utils import timezone
 from archive.store.domain import AccountRecord, Batch, ChatRecord, MessageRecord
 from archive.store.effects import STEMS_QUEUED, on_commit_effect
 from archive.store.models import Chat, DeliveryStatus, Message, sink_writes
+from archive.store.signals import messages_written_send
 from archive.store.sink.record import batch_record
 
 
@@ -31,6 +32,7 @@ def message_purge(*, message_ids: Iterable[int]) -> int:
             chat.last_message_at = stats["latest"]
             chat.save(update_fields=["message_count", "last_message_at"])
         on_commit_effect(STEMS_QUEUED)  # their stems go too
+        messages_written_send(rewritten=chats)
     return count
 
 

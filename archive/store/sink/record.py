@@ -13,6 +13,7 @@ from archive.store import changes
 from archive.store.domain import Batch, BatchResult, MessageRecord
 from archive.store.effects import CALENDAR_STORED, FILES_STORED, STEMS_QUEUED, on_commit_effect
 from archive.store.models import ConnectorState, Message, sink_writes
+from archive.store.signals import messages_written_send
 from archive.store.sink.attachments import is_calendar, new_attachments
 from archive.store.sink.cleaning import batch_check, batch_cleaned
 from archive.store.sink.inserts import messages_insert
@@ -59,6 +60,7 @@ def batch_record(
         _chat_stats_refresh(ctx, pending.fresh, pending.redated)
         _cursor_save(ctx, batch)
         _changes_record(new_ids, pending, now)
+        _written_announce(ctx, pending)
         _index_after_commit(new_ids, pending)
         _calendars_after_commit(pending)
         if then is not None:
@@ -151,6 +153,14 @@ def _changes_record(new_ids: dict[Key, int], pending: Pending, now: datetime) ->
     changes.messages_changed(
         kind=changes.ChangeKind.MESSAGE_TOMBSTONED, message_ids=pending.tombstoned, at=now
     )
+
+
+def _written_announce(ctx: Context, pending: Pending) -> None:
+    """Tell the apps built on the store which chats grew and which had stored messages
+    changed (the conversations mark what each needs), in this transaction."""
+    grown = {ctx.chats[chat_ext].pk for chat_ext, _ in pending.fresh}
+    rewritten = {message.chat_id for message in (*pending.changed, *pending.redated)}
+    messages_written_send(grown=grown, rewritten=rewritten)
 
 
 def _index_after_commit(new_ids: dict[Key, int], pending: Pending) -> None:

@@ -1,0 +1,1 @@
+"""Conversations: each chat split into its threads (builds, the rules, the agent's answers)."""
