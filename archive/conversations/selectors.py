@@ -166,6 +166,7 @@ class Readiness:
     built: int  # of them, with a current build that needs nothing
     waiting: int  # never built, or marked since
     failed: int  # whose last build failed (the reason is on the state)
+    conversations: int  # in the current builds
 
 
 def readiness() -> Readiness:
@@ -175,13 +176,21 @@ def readiness() -> Readiness:
             "SELECT count(*),"
             " sum(s.current_id IS NOT NULL AND s.need = %s),"
             " sum(s.chat_id IS NULL OR s.need > %s),"
-            " sum(s.error != '')"
+            " sum(s.error != ''), sum(b.conversation_count)"
             " FROM archive_chat AS c LEFT JOIN archive_conversationstate AS s"
-            "   ON s.chat_id = c.id WHERE c.message_count > 0",
+            "   ON s.chat_id = c.id"
+            " LEFT JOIN archive_conversationbuild AS b ON b.id = s.current_id"
+            " WHERE c.message_count > 0",
             [int(Need.NOTHING), int(Need.NOTHING)],
         )
-        chats, built, waiting, failed = cursor.fetchone()
-    return Readiness(int(chats or 0), int(built or 0), int(waiting or 0), int(failed or 0))
+        chats, built, waiting, failed, conversations = cursor.fetchone()
+    return Readiness(
+        int(chats or 0),
+        int(built or 0),
+        int(waiting or 0),
+        int(failed or 0),
+        int(conversations or 0),
+    )
 
 
 def chat_find(text: str) -> Chat | None:

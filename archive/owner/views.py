@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
+from archive.conversations.selectors import readiness as conversations_readiness
 from archive.files.selectors import file_text_counts
 from archive.imports.selectors import import_list
 from archive.owner.forms import SetPasswordForm
@@ -34,6 +35,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "imports": import_list(limit=5),
             "tasks_due": counts_due(),
             "files": file_text_counts(),
+            "conversations": conversations_readiness(),
         },
     )
 
