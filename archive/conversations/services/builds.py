@@ -2,12 +2,13 @@
 (the messenger's reply, a fresh agent answer, the most confident rule) and a conversation.
 
 A full build is written as a new `ConversationBuild` beside the current one, in short
-transactions (about `SLICE_SECONDS` of writing each, `PAUSE_SECONDS` apart, so imports,
-syncs and the owner's tagging are never starved of the write lock), then made current in
-one more; older builds are dropped the same way. The rules run between transactions, never
-while the lock is held. A chat that only grew is built on: its new messages are appended
-to the current build, each slice whole. A build killed mid-way leaves the current build
-current; its remains are dropped by the next build of the chat.
+transactions (about `SLICE_SECONDS` of writing each, with a pause a little longer than the
+last one between them, so imports, syncs and the owner's tagging are never starved of the
+write lock), then made current in one more; older builds are dropped the same way. The
+rules run between transactions, never while the lock is held. A chat that only grew is
+built on: its new messages are appended to the current build, each slice whole. A build
+killed mid-way leaves the current build current; its remains are dropped by the next
+build of the chat.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from archive.conversations import rules
@@ -44,7 +45,11 @@ from wirecat.db.values import db_time
 log = logging.getLogger(__name__)
 
 SLICE_SECONDS = 0.25  # the longest a build holds the write lock at once (about)
-PAUSE_SECONDS = 0.12  # and how long it lets go between two transactions
+PAUSE_SECONDS = 0.12  # and how long it lets go between two transactions, at most
+# A writer kept waiting retries at growing intervals (SQLite's busy handler: 1, 2, 5, 10,
+# 15, 20, 25 … 100 ms), each no longer than about what it has waited so far: a pause a
+# little longer than the transaction before it lets it in, and no shorter than this.
+PAUSE_MIN_SECONDS = 0.02
 READ_ROWS = 5_000  # messages read from the store at a time
 FIRST_SLICE = 500  # messages written in the first transaction; later ones sized by time
 PARTICIPANTS_KEPT = 50
@@ -64,7 +69,9 @@ _LINES_SQL = (
     " FROM archive_message AS m LEFT JOIN archive_identity AS i ON i.id = m.sender_id"
     " WHERE m.chat_id = %s AND m.deleted_at IS NULL"
     " AND m.delivery_status NOT IN ('awaiting', 'refused', 'failed')"
-    " AND (m.sent_at > %s OR (m.sent_at = %s AND m.id > %s))"
+    # A row value, so that SQLite reads the index from `after` on (an OR of the two
+    # comparisons reads the chat's messages from its first).
+    " AND (m.sent_at, m.id) > (%s, %s)"
     " ORDER BY m.sent_at, m.id LIMIT %s"
 )
 
@@ -125,38 +132,52 @@ class _Row:
     kind: str
 
 
+def _rows_read(chat_id: int, after: tuple[datetime, int] | None, limit: int) -> list[_Row]:
+    """Up to `limit` of the chat's live messages after `after` (sent_at, id), in order."""
+    sent = db_time(after[0]) if after else ""
+    last = after[1] if after else 0
+    with connection.cursor() as cursor:
+        cursor.execute(_LINES_SQL, [chat_id, sent, last, limit])
+        fetched = cursor.fetchall()
+    page = []
+    for pk, sender, name, sent_at, text, kind, reply_to in fetched:
+        when = _parse_time(sent_at)
+        page.append(
+            _Row(
+                Line(
+                    pk=pk,
+                    sender=sender,
+                    name=name or "",
+                    at=when.timestamp(),
+                    text=text or "",
+                    service=kind == "service",
+                    reply_to=reply_to,
+                ),
+                when,
+                kind,
+            )
+        )
+    return page
+
+
+def lines_after(
+    chat_id: int, after: tuple[datetime, int] | None, limit: int
+) -> list[tuple[Line, datetime]]:
+    """Up to `limit` of the chat's live messages after `after` (sent_at, id), in order, as
+    the rules read them, each with its time: what the agent's batches show."""
+    return [(row.line, row.sent_at) for row in _rows_read(chat_id, after, limit)]
+
+
 def _rows_after(chat_id: int, after: tuple[datetime, int] | None) -> Iterator[list[_Row]]:
     """The chat's live messages after `after` (sent_at, id), in order, READ_ROWS at a time
     (each page a short read of its own)."""
-    sent = db_time(after[0]) if after else ""
-    last = after[1] if after else 0
     while True:
-        with connection.cursor() as cursor:
-            cursor.execute(_LINES_SQL, [chat_id, sent, sent, last, READ_ROWS])
-            fetched = cursor.fetchall()
-        if not fetched:
+        page = _rows_read(chat_id, after, READ_ROWS)
+        if not page:
             return
-        page = []
-        for pk, sender, name, sent_at, text, kind, reply_to in fetched:
-            when = _parse_time(sent_at)
-            page.append(
-                _Row(
-                    Line(
-                        pk=pk,
-                        sender=sender,
-                        name=name or "",
-                        at=when.timestamp(),
-                        text=text or "",
-                        service=kind == "service",
-                        reply_to=reply_to,
-                    ),
-                    when,
-                    kind,
-                )
-            )
         yield page
-        sent, last = db_time(page[-1].sent_at), page[-1].line.pk
-        if len(fetched) < READ_ROWS:
+        after = (page[-1].sent_at, page[-1].line.pk)
+        if len(page) < READ_ROWS:
             return
 
 
@@ -194,10 +215,18 @@ class _Writer:
     transaction that commits whole."""
 
     def __init__(
-        self, build: ConversationBuild, run: BuildRun, *, slice_seconds: float, pause_seconds: float
+        self,
+        build: ConversationBuild,
+        run: BuildRun,
+        *,
+        through_pk: int,
+        slice_seconds: float,
+        pause_seconds: float,
     ) -> None:
         self.build = build
         self.run = run
+        # The chat's highest message id when the build began (see `_grown_only`).
+        self.through_pk = max(build.through_pk, through_pk)
         self.slice_seconds = slice_seconds
         self.pause_seconds = pause_seconds
         self.slice_size = FIRST_SLICE
@@ -205,7 +234,9 @@ class _Writer:
         self.open: dict[int, _Open] = {}
         self.number = 0
         self.pending: list[tuple[_Row, Choice]] = []
-        self.wrote_once = False
+        self.pause = 0.0  # before the next transaction: none before the first
+        self.rate = 0.0  # messages per second the last slice was written at
+        self.started = 0  # conversations started in the slice being written
 
     # -- where a parent is ------------------------------------------------------------
 
@@ -230,7 +261,18 @@ class _Writer:
         if found is not None:
             return found
         row = Conversation.objects.get(pk=conversation_id)
-        senders = Counter({int(pk): 1 for pk in row.participants})
+        # Its row keeps only the most active senders: count them all again from its links
+        # (a late reply to a long-quiet conversation is rare, and this reads one thread),
+        # in the order they first spoke, as a build that never let it go counts them.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT m.sender_id, count(*) FROM archive_conversationlink AS l"
+                " JOIN archive_message AS m ON m.id = l.message_id"
+                " WHERE l.conversation_id = %s AND m.sender_id IS NOT NULL"
+                " GROUP BY m.sender_id ORDER BY min(m.sent_at), min(m.id)",
+                [conversation_id],
+            )
+            senders = Counter({int(pk): int(n) for pk, n in cursor.fetchall()})
         found = _Open(
             row.pk,
             row.first_at,
@@ -260,22 +302,31 @@ class _Writer:
     def flush(self) -> None:
         if not self.pending:
             return
-        if self.wrote_once and self.pause_seconds:
-            time.sleep(self.pause_seconds)
-        started = time.monotonic()
+        if self.pause:
+            time.sleep(self.pause)
         with transaction.atomic():
+            # Timed from here, once the write lock is held (the backend begins IMMEDIATE):
+            # time spent waiting for another writer is not this slice's writing.
+            started = time.monotonic()
             self._write(self.pending)
         spent = time.monotonic() - started
-        self.wrote_once = True
+        self.pause = min(self.pause_seconds, max(PAUSE_MIN_SECONDS, 1.2 * spent))
         self.run.transactions += 1
         self.run.longest_write = max(self.run.longest_write, spent)
+        # The next slice sized from the slower of the last two slices' rates, to about
+        # two thirds of SLICE_SECONDS (a commit may checkpoint the log; other processes
+        # share the CPU), and growing at most twofold: the first slice is small and its
+        # rate a rough guess, so one fast slice must not let the next hold the lock long.
         rate = len(self.pending) / max(spent, 1e-4)
-        self.slice_size = max(100, min(50_000, int(rate * self.slice_seconds * 0.8)))
+        slower = min(rate, self.rate or rate)
+        self.rate = rate
+        fitting = int(slower * self.slice_seconds * 0.65)
+        self.slice_size = max(100, min(50_000, 2 * len(self.pending), fitting))
         self.pending = []
         self._forget()
 
     def _write(self, pending: list[tuple[_Row, Choice]]) -> None:
-        links: list[tuple[object, ...]] = []
+        links: list[tuple[int | float | str | None, ...]] = []
         for row, choice in pending:
             self.number += 1
             line = row.line
@@ -316,17 +367,17 @@ class _Writer:
         ConversationBuild.objects.filter(pk=self.build.pk).update(
             last_message_id=last.line.pk,
             last_sent_at=last.sent_at,
-            through_pk=max(self.build.through_pk, max(row.line.pk for row, _ in pending)),
+            through_pk=self.through_pk,
             message_count=self.build.message_count + len(pending),
-            conversation_count=self.build.conversation_count + self._started,
+            conversation_count=self.build.conversation_count + self.started,
         )
-        self.build.through_pk = max(self.build.through_pk, max(row.line.pk for row, _ in pending))
+        self.build.last_message_id = last.line.pk
+        self.build.last_sent_at = last.sent_at
+        self.build.through_pk = self.through_pk
         self.build.message_count += len(pending)
-        self.build.conversation_count += self._started
-        self.run.conversations += self._started
-        self._started = 0
-
-    _started = 0
+        self.build.conversation_count += self.started
+        self.run.conversations += self.started
+        self.started = 0
 
     def _start(self, row: _Row) -> _Open:
         line = row.line
@@ -341,7 +392,7 @@ class _Writer:
             participant_count=1 if line.sender else 0,
             title="" if line.service else _title(line.text),
         )
-        self._started += 1
+        self.started += 1
         opened = _Open(
             made.pk,
             row.sent_at,
@@ -404,20 +455,28 @@ def _state(chat_id: int) -> ConversationState:
 
 
 def _grown_only(chat_id: int, build: ConversationBuild) -> bool:
-    """True when every message stored since the build sorts after its last one, and no
-    earlier message has since found its recorded parent among them."""
+    """True when every message stored since the build began sorts after its last one (or
+    was read by it: one stored while it ran, after where it was reading), and no earlier
+    message has since found its recorded parent among them. `through_pk` is the chat's
+    highest message id when the build began, not the highest it wrote: a message stored
+    during a build, behind where the build was reading, has an id below later ones the
+    build did write."""
     if build.last_sent_at is None:
         return build.message_count == 0
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT 1 FROM archive_message WHERE chat_id = %s AND id > %s AND deleted_at IS NULL"
-            " AND (sent_at < %s OR (sent_at = %s AND id < %s)) LIMIT 1",
+            "SELECT 1 FROM archive_message AS m WHERE m.chat_id = %s AND m.id > %s"
+            " AND m.deleted_at IS NULL"
+            " AND (m.sent_at < %s OR (m.sent_at = %s AND m.id < %s))"
+            " AND NOT EXISTS (SELECT 1 FROM archive_conversationlink AS l"
+            "   WHERE l.message_id = m.id AND l.build_id = %s) LIMIT 1",
             [
                 chat_id,
                 build.through_pk,
                 db_time(build.last_sent_at),
                 db_time(build.last_sent_at),
                 build.last_message_id or 0,
+                build.pk,
             ],
         )
         if cursor.fetchone() is not None:
@@ -428,6 +487,13 @@ def _grown_only(chat_id: int, build: ConversationBuild) -> bool:
             [chat_id, build.through_pk, build.through_pk],
         )
         return cursor.fetchone() is None
+
+
+def _highest_pk(chat_id: int) -> int:
+    """The chat's highest message id now (every message up to it is already stored)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT max(id) FROM archive_message WHERE chat_id = %s", [chat_id])
+        return int(cursor.fetchone()[0] or 0)
 
 
 def _live_count(chat_id: int) -> int:
@@ -458,9 +524,11 @@ def conversations_build(
     stale_rules = current is not None and current.rules != rules.RULES_NAME
     if not full and current is not None and not stale_rules and state.need == Need.NOTHING:
         return run
+    # What a killed build left (and builds replaced but not yet dropped) goes first.
     _drop_builds(
         chat_id, keep=current.pk if current else None, run=None, pause_seconds=pause_seconds
     )
+    through_pk = _highest_pk(chat_id)
     grown = (
         not full
         and current is not None
@@ -474,7 +542,13 @@ def conversations_build(
         run.mode = "grown"
         build = current
         done = current.message_count
-        writer = _Writer(build, run, slice_seconds=slice_seconds, pause_seconds=pause_seconds)
+        writer = _Writer(
+            build,
+            run,
+            through_pk=through_pk,
+            slice_seconds=slice_seconds,
+            pause_seconds=pause_seconds,
+        )
         context = _context_rows(build)
         for row, conversation_id in context:
             writer.remember(row.line.pk, conversation_id)
@@ -485,12 +559,21 @@ def conversations_build(
         build = ConversationBuild.objects.create(
             chat_id=chat_id, started_at=timezone.now(), rules=rules.RULES_NAME
         )
-        writer = _Writer(build, run, slice_seconds=slice_seconds, pause_seconds=pause_seconds)
+        writer = _Writer(
+            build,
+            run,
+            through_pk=through_pk,
+            slice_seconds=slice_seconds,
+            pause_seconds=pause_seconds,
+        )
         _link_all(chat_id, None, [], writer, progress, 0, total)
     writer.flush()
     run.build_id = build.pk
-    _make_current(state, build, marked_at, grown=grown)
+    _make_current(state, build, marked_at, grown=grown, through_pk=writer.through_pk)
     if not grown and current is not None:
+        # A reader that found the old build current a moment ago may still be reading it.
+        if pause_seconds:
+            time.sleep(pause_seconds)
         _drop_builds(chat_id, keep=build.pk, run=run, pause_seconds=pause_seconds)
     run.seconds = time.monotonic() - started
     return run
@@ -556,7 +639,12 @@ def _link_all(
 
 
 def _make_current(
-    state: ConversationState, build: ConversationBuild, marked_at: datetime | None, *, grown: bool
+    state: ConversationState,
+    build: ConversationBuild,
+    marked_at: datetime | None,
+    *,
+    grown: bool,
+    through_pk: int,
 ) -> None:
     """One short transaction: the build becomes current (the one before it old), and the
     chat needs nothing more, unless something marked it while the build ran."""
@@ -566,8 +654,10 @@ def _make_current(
             ConversationBuild.objects.filter(
                 chat_id=state.chat_id, state=BuildState.CURRENT
             ).exclude(pk=build.pk).update(state=BuildState.OLD)
+        # `through_pk` too: a build that wrote no slice (nothing new, no live message)
+        # still covers every message stored before it began.
         ConversationBuild.objects.filter(pk=build.pk).update(
-            state=BuildState.CURRENT, finished_at=now
+            state=BuildState.CURRENT, finished_at=now, through_pk=through_pk
         )
         ConversationState.objects.filter(chat_id=state.chat_id).update(
             current_id=build.pk, built_at=now, error=""
@@ -585,11 +675,10 @@ def _drop_builds(
 ) -> None:
     """Delete the chat's builds other than `keep` (replaced ones, and what a killed build
     left), a slice of conversations per transaction."""
-    doomed = list(
-        ConversationBuild.objects.filter(chat_id=chat_id)
-        .exclude(pk=keep)
-        .values_list("pk", flat=True)
-    )
+    builds = ConversationBuild.objects.filter(chat_id=chat_id)
+    if keep is not None:
+        builds = builds.exclude(pk=keep)
+    doomed = list(builds.values_list("pk", flat=True))
     for build_id in doomed:
         while True:
             with transaction.atomic(), connection.cursor() as cursor:
@@ -682,7 +771,7 @@ def conversations_build_due(
             progress = functools.partial(chat_progress, chat_id)
         try:
             out.built.append(conversations_build(chat_id=chat_id, progress=progress))
-        except DatabaseError as error:
+        except Exception as error:  # one chat's failure never holds up the others
             reason = f"{type(error).__name__}: {error}"[:500]
             out.failed[chat_id] = reason
             ConversationState.objects.filter(chat_id=chat_id).update(error=reason)
