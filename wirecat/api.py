@@ -22,6 +22,7 @@ from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 from ninja.security import django_auth
 
+from archive.conversations.api import router as conversations_router
 from archive.files.api import router as files_router
 from archive.gateway.api import router as gateway_router
 from archive.owner.api import router as owner_router
@@ -177,6 +178,7 @@ for router in (
     gateway_router,
     store_router,
     files_router,
+    conversations_router,
     tasks_router,
     meetings_router,
     notes_router,

@@ -29,11 +29,30 @@ def answers_freshness(answers: Sequence[ConversationAnswer]) -> dict[int, bool]:
     that says the message starts a conversation depends on the message alone)."""
     wanted = [a.message_id for a in answers] + [a.parent_id for a in answers if a.parent_id]
     prints = prints_of(wanted)
-    fresh: dict[int, bool] = {}
-    for answer in answers:
-        ok = prints.get(answer.message_id) == answer.message_print
-        if answer.parent_print:
-            ok = ok and answer.parent_id is not None
-            ok = ok and prints.get(answer.parent_id or 0) == answer.parent_print
-        fresh[answer.message_id] = ok
-    return fresh
+    return {
+        answer.message_id: answer_fresh(
+            message_print=answer.message_print,
+            parent_id=answer.parent_id,
+            parent_print=answer.parent_print,
+            message_now=prints.get(answer.message_id),
+            parent_now=None if answer.parent_id is None else prints.get(answer.parent_id),
+        )
+        for answer in answers
+    }
+
+
+def answer_fresh(
+    *,
+    message_print: str,
+    parent_id: int | None,
+    parent_print: str,
+    message_now: str | None,
+    parent_now: str | None,
+) -> bool:
+    """Whether one answer (the prints it was given with) is fresh, given the prints of its
+    message and parent as they are now (None: the store no longer holds it)."""
+    if message_now != message_print:
+        return False
+    if not parent_print:
+        return True
+    return parent_id is not None and parent_now == parent_print

@@ -38,6 +38,8 @@ SCOPES = {
     "meetings.write": "store transcripts of meetings (the agent and its model are kept)",
     "notes.read": "read notes, their revisions, links and backlinks, and search them",
     "notes.write": "write, edit and delete notes and links (the agent is kept as author)",
+    "conversations.links": "answer which earlier message each message of a chat replies to"
+    " (the agent's batches; the answers are kept with the agent and its model)",
 }
 MARK_MAX = 1_000
 _PREFIX = "wct_"
