@@ -1,5 +1,6 @@
 from django.urls import path
 
+from archive.conversations import views as conversations_views
 from archive.files import views as files_views
 from archive.gateway import views as gateway_views
 from archive.imports import views as imports_views
@@ -16,6 +17,16 @@ urlpatterns = [
     path("", owner_views.dashboard, name="dashboard"),
     path("chats/", store_views.chat_list, name="chats"),
     path("chats/<int:chat_id>/", store_views.chat_detail, name="chat"),
+    path(
+        "chats/<int:chat_id>/conversations/",
+        conversations_views.chat_conversations_view,
+        name="chat_conversations",
+    ),
+    path(
+        "conversations/<str:public_id>/",
+        conversations_views.conversation_view,
+        name="conversation",
+    ),
     path("search/", search_views.search, name="search"),
     path("search/save/", search_views.search_save_view, name="search_save"),
     path(
@@ -49,6 +60,11 @@ urlpatterns = [
     path("tags/all/<int:bulk_id>/undo/", tags_views.tag_bulk_undo_view, name="tag_bulk_undo"),
     path("m/<str:public_id>/", store_views.message_permalink, name="message"),
     path("m/<str:public_id>/revisions/", store_views.message_revisions, name="revisions"),
+    path(
+        "m/<str:public_id>/conversation/",
+        conversations_views.message_conversation_view,
+        name="message_conversation",
+    ),
     path("attachments/<str:public_id>/", store_views.attachment_download_view, name="attachment"),
     path(
         "attachments/<str:public_id>/text/",

@@ -16,8 +16,8 @@ register = template.Library()
 @register.simple_tag
 def message_menu(row: Any, links: dict[str, str], deleted_param: str = "") -> SafeString:
     """The <details> menu of one message (a MessageRow): add a tag, make a task, its
-    permalink, copy its text (chat.js shows that one), write a note linked to it, its
-    earlier versions if edited.
+    permalink, copy its text (chat.js shows that one), write a note linked to it, open it in
+    its conversation, its earlier versions if edited.
     Every item is a link that works without JavaScript; htmx loads two of them in place."""
     mid = row.message.public_id
     page = links["message"] + mid + "/"
@@ -38,7 +38,9 @@ def message_menu(row: Any, links: dict[str, str], deleted_param: str = "") -> Sa
         "Make a task</a>"
         '<a class="act-link" href="{3}">Permalink</a>'
         '<button type="button" class="act-copy" hidden>Copy text</button>'
-        '<a class="act-note" href="{5}">Write a note</a>{4}</div></details>',
+        '<a class="act-note" href="{5}">Write a note</a>'
+        '<a class="act-conversation" href="{3}conversation/">Show its conversation</a>'
+        "{4}</div></details>",
         mid,
         deleted_param,
         task,
