@@ -3,13 +3,14 @@
 A reference names one thing in the archive by kind and key:
 
     note:note_01J…   message:msg_01J…   chat:12   person:7   meeting:mtg_01J…
-    task:HOME-12     attachment:att_01J…   url:https://example.org/x
+    task:HOME-12     attachment:att_01J…   conversation:cnv_01J…   url:https://example.org/x
 
 A `[[link]]` in a body is one of those (`[[meeting:mtg_…]]`), a bare public id
-(`[[msg_…]]`), a task key (`[[HOME-12]]`), a URL, or a name (`[[Alice Walker]]`, a note's
-title or alias); `[[target|shown text]]` shows other words, `[[Title#heading]]` links the
-note. A line starting `kind:: ` (Logseq's property syntax, e.g. `decision:: [[HOME-12]]`)
-gives its links that kind. Links inside code (`` `…` ``, fenced blocks) are text.
+(`[[msg_…]]`, `[[cnv_…]]`), a task key (`[[HOME-12]]`), a URL, or a name
+(`[[Alice Walker]]`, a note's title or alias); `[[target|shown text]]` shows other words,
+`[[Title#heading]]` links the note. A line starting `kind:: ` (Logseq's property syntax,
+e.g. `decision:: [[HOME-12]]`) gives its links that kind. Links inside code (`` `…` ``,
+fenced blocks) are text.
 """
 
 from __future__ import annotations
@@ -21,13 +22,30 @@ from dataclasses import dataclass
 
 from wirecat.errors import Invalid
 
-KINDS = ("note", "message", "chat", "person", "meeting", "task", "attachment", "url")
-# Kinds whose key is a public id with this prefix.
-PREFIXES = {"note": "note_", "message": "msg_", "meeting": "mtg_", "attachment": "att_"}
+KINDS = (
+    "note",
+    "message",
+    "chat",
+    "person",
+    "meeting",
+    "task",
+    "attachment",
+    "conversation",
+    "url",
+)
+# Kinds whose key is a public id with this prefix. A conversation's is its first message's
+# ULID after `cnv_` (archive.conversations.domain).
+PREFIXES = {
+    "note": "note_",
+    "message": "msg_",
+    "meeting": "mtg_",
+    "attachment": "att_",
+    "conversation": "cnv_",
+}
 KEY_MAX = 2000
 NAME_MAX = 300
 
-_PUBLIC_ID = re.compile(r"^(note|msg|mtg|att)_[0-9A-HJKMNP-TV-Z]{26}$")
+_PUBLIC_ID = re.compile(r"^(note|msg|mtg|att|cnv)_[0-9A-HJKMNP-TV-Z]{26}$")
 _PK = re.compile(r"^[1-9][0-9]{0,17}$")
 _TASK_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{0,9})-([1-9][0-9]{0,8})$")
 _URL = re.compile(r"^https?://[^\s<>\"'\x00-\x1f]+$", re.IGNORECASE)

@@ -41,7 +41,17 @@ _TRAILING = ".,;:!?)]}'\"*_~|"
 # Characters of a body drawn as Markdown; the rest is shown as written (markdown-it-py
 # takes about a second for this much ordinary text, a few for the worst).
 MARKDOWN_MAX = 150_000
-KINDS = ("note", "message", "chat", "person", "meeting", "task", "attachment", "url")
+KINDS = (
+    "note",
+    "message",
+    "chat",
+    "person",
+    "meeting",
+    "task",
+    "attachment",
+    "conversation",
+    "url",
+)
 KIND_NAMES = {
     "note": "Note",
     "message": "Message",
@@ -50,6 +60,7 @@ KIND_NAMES = {
     "meeting": "Meeting",
     "task": "Task",
     "attachment": "File",
+    "conversation": "Conversation",
     "url": "Web page",
 }
 

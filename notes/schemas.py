@@ -38,11 +38,12 @@ HELD_REF = (
     f"note:note_{_ULID}|message:msg_{_ULID}|meeting:mtg_{_ULID}|attachment:att_{_ULID}"
     f"|chat:{_PK}|person:{_PK}|task:{_TASK}"
 )
-REF = f"{HELD_REF}|url:{_URL}"
+# A conversation is linked to (by its first message), never linked from.
+REF = f"{HELD_REF}|conversation:cnv_{_ULID}|url:{_URL}"
 REF_MAX = len("url:") + KEY_MAX
 _REF_WORDS = (
     "a typed reference: note:note_…, message:msg_…, meeting:mtg_…, attachment:att_…,"
-    " chat:12, person:7, task:HOME-12 or url:https://…"
+    " chat:12, person:7, task:HOME-12, conversation:cnv_… or url:https://…"
 )
 
 

@@ -11,6 +11,13 @@ from datetime import datetime
 from django.db.models import Count, Q
 from django.urls import reverse
 
+from archive.conversations.domain import conversation_public_id
+from archive.conversations.models import ConversationLink
+from archive.conversations.selectors import (
+    ConversationView,
+    conversation_by_public_id,
+    conversations_of,
+)
 from archive.store.models import Attachment, Chat, Message, Person
 from meetings.models import Meeting
 from notes.models import Folder, Link, Note, NoteRevision
@@ -43,6 +50,43 @@ class Target:
 def _short(text: str, size: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= size else text[: size - 1] + "…"
+
+
+def conversation_url(conversation: ConversationView) -> str:
+    """The conversation's page (the Conversations view's)."""
+    return reverse("archive:conversation", args=[conversation.public_id])
+
+
+def _conversations(pks: set[int]) -> dict[int, Target]:
+    """Conversations by the message a link holds (the first message of the one linked): the
+    conversation that message is in now, in its chat's current build; a chat not built yet
+    shows the message."""
+    found = conversations_of(list(pks))
+    out: dict[int, Target] = {}
+    rows = Message.objects.filter(pk__in=pks).select_related("chat")
+    for message in rows.only("public_id", "sent_at", "chat__title", "chat__external_id"):
+        view = found.get(message.pk)
+        if view is None:
+            out[message.pk] = Target(
+                "conversation",
+                f"conversation:{conversation_public_id(message.public_id)}",
+                "a conversation not built yet",
+                reverse("archive:message", args=[message.public_id]),
+                True,
+                detail=f"{message.chat} · its conversations are not built yet",
+            )
+            continue
+        out[message.pk] = Target(
+            "conversation",
+            f"conversation:{view.public_id}",
+            view.title or "(a conversation)",
+            conversation_url(view),
+            True,
+            detail=f"{message.chat} · {view.message_count} message"
+            + ("" if view.message_count == 1 else "s")
+            + f" from {view.first_at:%Y-%m-%d %H:%M}",
+        )
+    return out
 
 
 def _describe(kind: str, pks: set[int]) -> dict[int, Target]:
@@ -111,6 +155,8 @@ def _describe(kind: str, pks: set[int]) -> dict[int, Target]:
                 True,
                 detail=task.get_status_display(),
             )
+    elif kind == "conversation":
+        out = _conversations(pks)
     elif kind == "attachment":
         for attachment in Attachment.objects.filter(pk__in=pks).only("public_id", "file_name"):
             out[attachment.pk] = Target(
@@ -200,6 +246,11 @@ def backlinks(ref: Ref | str, *, limit: int = BACKLINKS_MAX) -> list[Backlink]:
         ref = ref_parse(ref)
     if ref.kind == "url":
         links = Link.objects.filter(target_kind="url", target_key=ref.key)
+    elif ref.kind == "conversation" and (found := conversation_by_public_id(ref.key)):
+        # A link holds the message it named the conversation by (its first message then);
+        # after a rebuild that message may be any of the conversation's now.
+        members = ConversationLink.objects.filter(conversation_id=found.id).values("message_id")
+        links = Link.objects.filter(target_kind="conversation", target_id__in=members)
     else:
         key = ref_key(ref)
         if key is None:

@@ -15,6 +15,7 @@ from archive.search.schemas import (
     FacetsOut,
     FacetValueOut,
     FromMatchOut,
+    HitConversationOut,
     MatchedInOut,
     SearchHitOut,
     SearchOut,
@@ -50,14 +51,16 @@ def search_messages(
 ) -> SearchOut:
     """`q` uses the query language (words, "phrases", prefix*, *infix*, -not, OR,
     parentheses, from:, in:, source:, before:, after:, on:, has:, is:, exact:, filename:,
-    tag:, content:, transcript:), `format: wirecat-query`; a `cursor`
+    tag:, content:, transcript:, conv:), `format: wirecat-query`; a `cursor`
     (`format: wirecat-search-cursor`) is the
     `next_cursor` a page of the same search gave out.
     `facets=true` adds counts per chat, sender, source and year, each with the operator
     that narrows the query to it. A hit found by `content:` or `transcript:` says in
     `matched_in` which file it matched in, on which page, with a snippet of the file's
-    text. A syntax error answers 422 with the problem and its
-    `position`."""
+    text. Each hit names its `conversation` (null while its chat's
+    conversations are not built); `conv:cnv_…` narrows to one conversation, and a
+    conversation id that names none answers 422. A syntax error answers 422 with the
+    problem and its `position`."""
     page = agent_search(  # within the agent's limits, if it has any
         agent=caller_agent(request), query=q, sort=sort, cursor=cursor, limit=limit, facets=facets
     )
@@ -96,6 +99,13 @@ def search_messages(
                     ],
                 )
                 if hit.matched_in
+                else None,
+                conversation=HitConversationOut(
+                    id=hit.conversation.public_id,
+                    title=hit.conversation.title,
+                    message_count=hit.conversation.message_count,
+                )
+                if hit.conversation
                 else None,
             )
             for hit in page.hits

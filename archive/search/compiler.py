@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TypeGuard
 
+from archive.conversations.domain import root_public_id
 from archive.search.analyzer import Analyzer
 from archive.search.parser import FILE_TEXT_FIELDS, WORD, Filter, Group, Node, Term
 from archive.search.senders import Senders, sender_ids_sql
@@ -370,6 +371,21 @@ class _Compiler:
                 f" OR m.chat_id IN ({tagged.format(tag, 'chat')})"
                 " OR m.sender_id IN (SELECT i.id FROM archive_identity AS i WHERE i.person_id IN"
                 f" ({tagged.format(tag, 'person')})))"
+            )
+        if node.name == "conv":
+            # The messages of the conversation its first message is in now: that message's
+            # link in its chat's current build names the conversation, whose links are the
+            # set (the links' (conversation, message) index). No build: nothing.
+            self.params.append(root_public_id(value) or "")
+            return (
+                "(m.id IN (SELECT l.message_id FROM archive_conversationlink AS l"
+                " JOIN archive_conversationstate AS s ON s.current_id = l.build_id"
+                " WHERE l.conversation_id = (SELECT r.conversation_id"
+                " FROM archive_message AS root"
+                " JOIN archive_conversationstate AS rs ON rs.chat_id = root.chat_id"
+                " JOIN archive_conversationlink AS r"
+                "   ON r.message_id = root.id AND r.build_id = rs.current_id"
+                " WHERE root.public_id = %s)))"
             )
         # filename
         self.params.append(like_pattern(value))

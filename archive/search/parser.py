@@ -4,7 +4,7 @@
     from:NAME  in:CHAT  chat:CHAT  source:PROVIDER  before:DATE  after:DATE  on:DATE
     has:attachment|link|file|voice|image|text
     is:dm|group|channel|reply|edited|deleted|mine|estimated|needs_text
-    exact:WORD  filename:TEXT  tag:NAME  content:WORDS  transcript:WORDS
+    exact:WORD  filename:TEXT  tag:NAME  content:WORDS  transcript:WORDS  conv:CNV_ID
 
 Terms are ANDed. A term holding punctuation (a URL, `sess.opts`, a file name) matches as a
 substring. A field value may be quoted (`from:"Ann Lee"`). Dates are ISO (`2024`,
@@ -43,6 +43,7 @@ FIELDS = {
     "tag": "tag",
     "content": "content",
     "transcript": "transcript",
+    "conv": "conv",
 }
 HAS_VALUES = ("attachment", "link", "file", "voice", "image", "text")
 IS_VALUES = (
@@ -60,6 +61,8 @@ IS_VALUES = (
 FILE_TEXT_FIELDS = ("content", "transcript")
 DATE_FIELDS = ("before", "after", "on")
 DATE_VALUE = re.compile(r"^(?:\d{4}(?:-\d{2}(?:-\d{2})?)?|today|yesterday|\d{1,4}[dwmy])$")
+# A conversation's id after `cnv_`: its first message's ULID (Crockford's base 32).
+CONVERSATION_SUFFIX = re.compile(r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")
 # A word the words index holds as one token: letters, digits, marks, underscore.
 WORD = re.compile(r"^\w+$")
 _LETTER = re.compile(r"\w")
@@ -87,7 +90,7 @@ class Term:
 @dataclass(frozen=True)
 class Filter:
     # from | chat | source | before | after | on | has | is | filename | tag | content |
-    # transcript
+    # transcript | conv
     name: str
     value: str
     negated: bool = False
@@ -338,8 +341,23 @@ def _field(token: _Token) -> Node:
         value = lowered
     if name in FILE_TEXT_FIELDS and not _LETTER.search(value):
         raise QuerySyntaxError(f"{name}: needs a word of the file's text", token.position)
+    if name == "conv":
+        value = _conversation_id(value, token.position)
     exact = name in ("from", *FILE_TEXT_FIELDS) and token.quoted
     return Filter(name, value, exact=exact)
+
+
+def _conversation_id(value: str, position: int) -> str:
+    """A `conv:` value as the store writes it: `cnv_` and the first message's ULID (its
+    letters in capitals, as ids are made)."""
+    prefix, _, suffix = value.partition("_")
+    if prefix.lower() != "cnv" or not CONVERSATION_SUFFIX.match(suffix):
+        raise QuerySyntaxError(
+            "conv: takes a conversation's id, cnv_ and 26 letters and digits"
+            " (the Conversations view and the API give it)",
+            position,
+        )
+    return f"cnv_{suffix.upper()}"
 
 
 def parse(query: str) -> Node | None:

@@ -26,6 +26,15 @@ class MatchedInOut(Schema):
     snippet: list[SnippetPart]
 
 
+class HitConversationOut(Schema):
+    """The conversation a hit is in (its chat's current build): its reference
+    (`conversation:<id>`), its title and how many messages it holds."""
+
+    id: str  # cnv_…: `conv:<id>` narrows a search to it
+    title: str
+    message_count: int
+
+
 class SearchHitOut(Schema):
     """One message that matched, with where it is and a snippet around the match."""
 
@@ -43,6 +52,8 @@ class SearchHitOut(Schema):
     score: float | None  # bm25 (lower is better) when sorted by relevance
     tagged: list[str] = []  # why a tag: of the query holds: "urgent (chat)", "family (person)"
     matched_in: MatchedInOut | None = None  # the file it matched in, for content:/transcript:
+    # Its conversation; null while its chat's conversations are not built.
+    conversation: HitConversationOut | None = None
 
 
 class FacetValueOut(Schema):

@@ -13,6 +13,12 @@ from typing import Any
 
 from django.db import connection
 
+from archive.conversations.domain import root_public_id
+from archive.conversations.selectors import (
+    ConversationView,
+    conversation_by_public_id,
+    conversations_of,
+)
 from archive.search import windows
 from archive.search.analyzer import WORD
 from archive.search.compiler import Compiled, compile_query
@@ -84,6 +90,8 @@ class Hit:
     # Why a `tag:` of the query holds for this hit: "urgent (chat)", "family (person)".
     tagged: tuple[str, ...] = ()
     matched_in: MatchedIn | None = None
+    # The conversation the message is in (its chat's current build); None when not built.
+    conversation: ConversationView | None = None
 
 
 @dataclass
@@ -125,6 +133,7 @@ def message_search(
     page = SearchPage(query=query, parsed=to_json(tree), sort=sort)
     if tree is None:
         return page
+    conversations_check(tree)
     # A search reads the stems index as it stands (the index job fills it, never a read).
     reading = search_reading()
     stems = reading.stems
@@ -187,6 +196,8 @@ def message_search(
             if message_id not in in_file and not any(part.hit for part in parts)
         ]
         in_file.update(file_matches(words, unmatched, file_analyzer))
+    # Each hit's conversation, for the page of hits at once.
+    conversations = conversations_of(list(related))
     for message_id, score in rows:
         message = related.get(message_id)
         if message is None:
@@ -198,6 +209,7 @@ def message_search(
                 snippet=snippets[message_id],
                 tagged=tuple(via.get(message.pk, ())),
                 matched_in=_matched_in(in_file.get(message_id)),
+                conversation=conversations.get(message_id),
             )
         )
     if facets:
@@ -209,6 +221,21 @@ def message_search(
     if first_page and len(page.hits) < SUGGEST_BELOW:
         page.suggestion = did_you_mean(query, tree)
     return page
+
+
+def conversations_check(tree: Node) -> None:
+    """Invalid for a `conv:` naming no conversation: a message id never stored, or a chat
+    whose conversations are not built yet (a sentence for each, not an empty page)."""
+    for found in filters(tree):
+        if found.name != "conv" or conversation_by_public_id(found.value) is not None:
+            continue
+        root = root_public_id(found.value) or ""
+        if Message.objects.filter(public_id=root).exists():
+            raise Invalid(
+                f"conv:{found.value}: its chat's conversations are not built yet"
+                " (they are built after an import or a sync; `wirecat conversations build`)"
+            )
+        raise Invalid(f"conv:{found.value}: no conversation has this id")
 
 
 def _matched_in(found: FileMatch | None) -> MatchedIn | None:

@@ -13,9 +13,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from archive.conversations.selectors import ConversationView
 from archive.search.parser import QuerySyntaxError
 from archive.search.selectors import SORTS as SEARCH_SORTS
-from archive.search.selectors import message_search, recent_searches, saved_searches
+from archive.search.selectors import Hit, message_search, recent_searches, saved_searches
 from archive.search.services.searches import (
     search_delete,
     search_run,
@@ -30,6 +31,43 @@ from wirecat.errors import Invalid
 
 # The page's tabs, read from ?kind= (not ?in=: `in:` is an operator of the query).
 KINDS = ("messages", "meetings")
+# How a page of message hits is laid out, read from ?group=: in rank order, or gathered
+# under their conversations.
+GROUPINGS = ("", "conversation")
+
+
+@dataclass(frozen=True)
+class HitGroup:
+    """Hits of one page that are in one conversation, in their order (a hit whose chat is
+    not built yet is a group of its own, without a conversation)."""
+
+    conversation: ConversationView | None
+    url: str | None  # the conversation's page
+    hits: list[Hit]
+
+
+def conversation_url(conversation: ConversationView) -> str:
+    """The conversation's page (the Conversations view's)."""
+    return reverse("archive:conversation", args=[conversation.public_id])
+
+
+def hit_groups(hits: list[Hit], *, together: bool) -> list[HitGroup]:
+    """The page's hits each with its conversation; `together`: gathered by conversation,
+    the groups in the order of their best hit (the page's order is the search's:
+    relevance, newest or oldest)."""
+    groups: list[HitGroup] = []
+    by_conversation: dict[str, HitGroup] = {}
+    for hit in hits:
+        found = hit.conversation
+        if found is None:
+            groups.append(HitGroup(None, None, [hit]))
+        elif together and found.public_id in by_conversation:
+            by_conversation[found.public_id].hits.append(hit)
+        else:
+            group = HitGroup(found, conversation_url(found), [hit])
+            by_conversation[found.public_id] = group
+            groups.append(group)
+    return groups
 
 
 @dataclass(frozen=True)
@@ -66,11 +104,15 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     kind = request.GET.get("kind", KINDS[0])
     if kind not in KINDS:
         kind = KINDS[0]
+    group = request.GET.get("group", "")
+    if group not in GROUPINGS:
+        group = ""
     context: dict[str, object] = {
         "query": query,
         "sort": sort,
         "sorts": SEARCH_SORTS,
         "kind": kind,
+        "group": group,
         "meetings_count": None,
     }
     cursor = request.GET.get("cursor") or None
@@ -85,7 +127,9 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
             if cursor is None and found.next_cursor is None:
                 context["meetings_count"] = len(found.hits)
         else:
-            context["page"] = message_search(query=query, sort=sort, cursor=cursor, facets=True)
+            found_messages = message_search(query=query, sort=sort, cursor=cursor, facets=True)
+            context["page"] = found_messages
+            context["groups"] = hit_groups(found_messages.hits, together=group == "conversation")
     except QuerySyntaxError as exc:
         context["syntax_error"] = exc
     except Invalid as exc:

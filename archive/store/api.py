@@ -10,6 +10,7 @@ from django.http.response import HttpResponseBase
 from ninja import Query, Router
 from pydantic import Field
 
+from archive.conversations.selectors import conversation_message_ids, conversation_of
 from archive.gateway.selectors import (
     agent_chat_check,
     agent_chat_get,
@@ -19,6 +20,7 @@ from archive.gateway.selectors import (
 from archive.store.schemas import (
     ChatMessagesOut,
     ChatOut,
+    ContextConversationOut,
     MessageContextOut,
     message_out,
 )
@@ -36,8 +38,8 @@ from archive.web.api import (
     window,
 )
 from archive.web.files import attachment_response
-from archive.web.schemas import ErrorOut, Format
-from wirecat.errors import TooLarge
+from archive.web.schemas import Choice, ErrorOut, Format
+from wirecat.errors import Conflict, TooLarge
 
 ChatCursor = Annotated[
     str,
@@ -48,6 +50,9 @@ ChatCursor = Annotated[
 router = Router(tags=["messages"])
 
 ATTACHMENT_MAX = 100 * 1024 * 1024  # larger files are refused here (413): use the page
+AROUND = ("time", "conversation")  # what a message's context is drawn from
+# Messages of a conversation given around one of them (the operation's description says 200).
+CONVERSATION_CONTEXT_MAX = 200
 
 
 @router.get(
@@ -109,7 +114,7 @@ def chat_messages_view(
 @router.get(
     "/messages/{message_id}",
     response=answers(MessageContextOut),
-    summary="One message with up to N messages of its chat either side",
+    summary="One message with up to N messages of its chat either side, or its conversation",
     **scope("messages.read"),
 )
 @requires("messages.read")
@@ -117,8 +122,20 @@ def message_context(
     request: HttpRequest,
     message_id: str = public_id("msg", "message"),
     context: int = Query(5, ge=0, le=50, description="messages either side, 0 to 50"),
+    around: Annotated[str, Choice("around", AROUND)] = Query(
+        "time", description="time: the chat's messages either side; conversation: its thread's"
+    ),
 ) -> MessageContextOut:
+    """`around=time` (the default): up to `context` messages of the chat either side, deleted
+    ones included. `around=conversation`: the messages of the conversation the message is
+    in (its chat's current build, deleted ones left out), the 200 closest to it in the
+    conversation's order at most (`conversation.complete` says whether that is all of
+    them); `context` is not used. 409 when the message is in no conversation yet (its
+    chat's conversations are not built, or it was deleted): ask again after the build, or
+    with `around=time`."""
     message = agent_message_get(agent=caller_agent(request), public_id=message_id)
+    if around == "conversation":
+        return _conversation_context(message.pk)
     window = chat_messages(
         chat=chat_get(chat_id=message.chat_id),
         around=message,
@@ -131,6 +148,35 @@ def message_context(
         message=message_out(ordered[at]),
         before=[message_out(m) for m in ordered[max(0, at - context) : at]],
         after=[message_out(m) for m in ordered[at + 1 : at + 1 + context]],
+    )
+
+
+def _conversation_context(message_id: int) -> MessageContextOut:
+    """The message amid the messages of its conversation (at most the closest
+    CONVERSATION_CONTEXT_MAX); Conflict when it is in none."""
+    found = conversation_of(message_id=message_id)
+    members = conversation_message_ids(found.id) if found is not None else []
+    if found is None or message_id not in members:
+        raise Conflict(
+            "this message is in no conversation yet: its chat's conversations are not built"
+            " (or it was deleted); ask again after they are, or with around=time"
+        )
+    at = members.index(message_id)
+    start = max(0, min(at - CONVERSATION_CONTEXT_MAX // 2, len(members) - CONVERSATION_CONTEXT_MAX))
+    shown = members[start : start + CONVERSATION_CONTEXT_MAX]
+    ordered = messages_full(shown)
+    at = next(i for i, m in enumerate(ordered) if m.pk == message_id)
+    return MessageContextOut(
+        message=message_out(ordered[at]),
+        before=[message_out(m) for m in ordered[:at]],
+        after=[message_out(m) for m in ordered[at + 1 :]],
+        around="conversation",
+        conversation=ContextConversationOut(
+            id=found.public_id,
+            title=found.title,
+            message_count=found.message_count,
+            complete=len(shown) == len(members),
+        ),
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from ninja import Schema
 
 from archive.store.models import Message
@@ -57,10 +59,22 @@ class ChatMessagesOut(Schema):
     newer: str | None  # cursor for the page after
 
 
+class ContextConversationOut(Schema):
+    """The conversation a message's context was drawn from (`around=conversation`)."""
+
+    id: str  # cnv_…
+    title: str
+    message_count: int  # its live messages when it was built
+    complete: bool  # every one of them is in `before`, `message` and `after`
+
+
 class MessageContextOut(Schema):
     message: MessageOut
     before: list[MessageOut]  # oldest first
     after: list[MessageOut]
+    # time: the chat's messages either side; conversation: its thread's
+    around: Literal["time", "conversation"] = "time"
+    conversation: ContextConversationOut | None = None  # with around=conversation
 
 
 def message_out(m: Message) -> MessageOut:

@@ -63,6 +63,8 @@ def _actor_clean(actor: str) -> str:
 def _source_check(source: Ref) -> int:
     if source.kind == "url":
         raise Invalid("source: a link starts at something the archive holds, not at a URL")
+    if source.kind == "conversation":
+        raise Invalid("source: a conversation is linked to, not from (link from a note or task)")
     pk = ref_target(source)
     if pk is None:
         raise NotFound(f"source: {source} does not exist")

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from django.db.models import QuerySet
 
+from archive.conversations.domain import root_public_id
 from archive.store.models import Attachment, Chat, Identity, Message, Person
 from meetings.models import Meeting
 from notes.models import Note, NoteName
@@ -20,7 +21,7 @@ from tasks.models import Task
 
 def ref_target(ref: Ref) -> int | None:
     """The primary key of what `ref` names, or None when the store holds no such thing (a
-    URL has none either: it is its own target)."""
+    URL has none either: it is its own target). A conversation's is its first message's."""
     found: QuerySet | None
     match ref.kind:
         case "note":
@@ -31,6 +32,10 @@ def ref_target(ref: Ref) -> int | None:
             found = Meeting.objects.filter(public_id=ref.key)
         case "attachment":
             found = Attachment.objects.filter(public_id=ref.key)
+        case "conversation":
+            # Its first message: a rebuild makes new conversation rows, the message stays,
+            # and the conversation it is in is found again through it.
+            found = Message.objects.filter(public_id=root_public_id(ref.key) or "")
         case "chat":
             found = Chat.objects.filter(pk=int(ref.key))
         case "person":
