@@ -10,8 +10,14 @@ from datetime import datetime
 from django.db import connection
 
 from archive.conversations.domain import conversation_public_id, root_public_id
-from archive.conversations.models import Conversation, ConversationState, Need
+from archive.conversations.models import (
+    Conversation,
+    ConversationBuild,
+    ConversationState,
+    Need,
+)
 from archive.store.models import Chat, Message
+from wirecat.errors import Conflict
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,26 @@ def chat_links(chat_id: int) -> Iterator[tuple[str, str]]:
     build = current_build_id(chat_id)
     if build is None:
         return
+    # Read in pages, each its own short read (a snapshot of the whole chat would hold the
+    # store's write lock here). A build replaced and dropped under the reader is named,
+    # never passed off as a shorter answer.
+    expected = ConversationBuild.objects.filter(pk=build).values_list("message_count", flat=True)
+    wanted = expected.first()
+    given = 0
+    for pair in _chat_links(chat_id, build):
+        given += 1
+        yield pair
+    if (
+        wanted is not None
+        and given < wanted
+        and not ConversationBuild.objects.filter(pk=build).exists()
+    ):
+        raise Conflict(
+            "the chat's conversations were rebuilt while they were being read; read them again"
+        )
+
+
+def _chat_links(chat_id: int, build: int) -> Iterator[tuple[str, str]]:
     last_sent, last_id = "", 0
     while True:
         with connection.cursor() as cursor:

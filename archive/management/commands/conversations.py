@@ -19,6 +19,7 @@ from archive.conversations.services.builds import (
     conversations_build_due,
 )
 from archive.store.models import Chat
+from wirecat.errors import WireCatError
 
 
 class Command(BaseCommand):
@@ -119,5 +120,8 @@ class Command(BaseCommand):
                 f" (wirecat conversations build --chat {chat.pk})"
             )
         write = self.stdout.write
-        for message, parent in chat_links(chat.pk):
-            write(f"{message}\t{parent}")
+        try:
+            for message, parent in chat_links(chat.pk):
+                write(f"{message}\t{parent}")
+        except WireCatError as error:
+            raise CommandError(f"{chat}: {error}") from error

@@ -87,6 +87,7 @@ def delivery_set(*, message_id: int, status: str, provider_id: str = "") -> None
         message = Message.objects.filter(pk=message_id).first()
         if message is None:
             return
+        was_unsent = message.delivery_status in UNSENT
         message.delivery_status = status
         fields = ["delivery_status", "updated_at"]
         if provider_id:
@@ -101,3 +102,6 @@ def delivery_set(*, message_id: int, status: str, provider_id: str = "") -> None
             .first()
         )
         Chat.objects.filter(pk=message.chat_id).update(last_message_at=latest)
+        if was_unsent != (status in UNSENT):
+            # A draft that went out joins the chat (and a failed send leaves it).
+            messages_written_send(rewritten=[message.chat_id])
