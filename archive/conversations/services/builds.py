@@ -237,6 +237,8 @@ class _Writer:
         self.pause = 0.0  # before the next transaction: none before the first
         self.rate = 0.0  # messages per second the last slice was written at
         self.started = 0  # conversations started in the slice being written
+        self._next_id = 0  # the last conversation id given (allocated per slice)
+        self._fresh: list[tuple[_Open, int]] = []  # started in this slice, with their roots
 
     # -- where a parent is ------------------------------------------------------------
 
@@ -326,6 +328,7 @@ class _Writer:
         self._forget()
 
     def _write(self, pending: list[tuple[_Row, Choice]]) -> None:
+        self._ids_allocate()
         links: list[tuple[int | float | str | None, ...]] = []
         for row, choice in pending:
             self.number += 1
@@ -361,6 +364,7 @@ class _Writer:
             self.run.sources[str(choice.source)] += 1
         with connection.cursor() as cursor:
             cursor.executemany(_LINK_INSERT, links)
+        self._fresh_insert()
         self._conversations_save()
         self.run.messages += len(pending)
         last = pending[-1][0]
@@ -380,31 +384,67 @@ class _Writer:
         self.started = 0
 
     def _start(self, row: _Row) -> _Open:
+        """A new conversation, its id taken from those this slice allocated; its row is
+        written with the others at the end of the slice (one statement, not one each)."""
         line = row.line
-        made = Conversation.objects.create(
-            build_id=self.build.pk,
-            chat_id=self.build.chat_id,
-            root_id=line.pk,
-            first_at=row.sent_at,
-            last_at=row.sent_at,
-            message_count=1,
-            participants=[line.sender] if line.sender else [],
-            participant_count=1 if line.sender else 0,
-            title="" if line.service else _title(line.text),
-        )
-        self.started += 1
+        self._next_id += 1
         opened = _Open(
-            made.pk,
+            self._next_id,
             row.sent_at,
             row.sent_at,
             1,
             Counter({line.sender: 1}) if line.sender else Counter(),
-            made.title,
+            "" if line.service else _title(line.text),
             self.number,
             dirty=False,
         )
-        self.open[made.pk] = opened
+        self.started += 1
+        self._fresh.append((opened, line.pk))
+        self.open[opened.id] = opened
         return opened
+
+    def _ids_allocate(self) -> None:
+        """The highest conversation id ever given (AUTOINCREMENT keeps it in
+        sqlite_sequence, so a dropped build's ids are never given again); read inside
+        the slice's transaction, which holds the write lock, so no one else takes them."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT max(COALESCE((SELECT seq FROM sqlite_sequence"
+                " WHERE name = 'archive_conversation'), 0),"
+                " COALESCE((SELECT max(id) FROM archive_conversation), 0))"
+            )
+            self._next_id = int(cursor.fetchone()[0])
+        self._fresh = []
+
+    def _fresh_insert(self) -> None:
+        if not self._fresh:
+            return
+        rows = []
+        for item, root in self._fresh:
+            kept = [pk for pk, _ in item.senders.most_common(PARTICIPANTS_KEPT)]
+            rows.append(
+                (
+                    item.id,
+                    self.build.pk,
+                    self.build.chat_id,
+                    root,
+                    db_time(item.first_at),
+                    db_time(item.last_at),
+                    item.count,
+                    _json(kept),
+                    len(item.senders),
+                    item.title,
+                )
+            )
+            item.dirty = False
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO archive_conversation (id, build_id, chat_id, root_id, first_at,"
+                " last_at, message_count, participants, participant_count, title)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                rows,
+            )
+        self._fresh = []
 
     def _conversations_save(self) -> None:
         rows = []
