@@ -101,10 +101,13 @@ def links_by_kind(note: Note) -> list[tuple[str, list[LinkChip]]]:
     """The note's links by kind ("about" first, then the built-in kinds, then the owner's),
     each target once, as chips named by the target's own name, with the sentence an
     explicit link was made with."""
+    return source_links_by_kind("note", note.pk)
+
+
+def source_links_by_kind(kind: str, pk: int) -> list[tuple[str, list[LinkChip]]]:
+    """The links made from anything (a note, a task) by kind, as `links_by_kind` says."""
     links = list(
-        Link.objects.filter(source_kind="note", source_id=note.pk).order_by(
-            "-origin", "position", "id"
-        )
+        Link.objects.filter(source_kind=kind, source_id=pk).order_by("-origin", "position", "id")
     )
     for link in links:
         link.label = ""

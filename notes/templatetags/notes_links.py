@@ -14,6 +14,7 @@ from django import template
 from django.urls import reverse
 
 from notes.models import Link
+from notes.reads import source_links_by_kind
 from notes.references import ref_guess
 from notes.selectors import Backlink, backlink_counts
 from notes.selectors import backlinks as backlinks_of
@@ -170,3 +171,15 @@ def backlinks(
         "compact": compact,
         "is_note": about.ref.startswith("note:"),
     }
+
+
+@register.inclusion_tag("notes/_links_from.html")
+def links_from(kind: str, pk: Any, *, heading: str = "Links") -> dict[str, Any]:
+    """The links made from something that is not a note (a task: `POST /api/links` with
+    `source` `task:HOME-12`), grouped by kind as a note's page shows its own; nothing when
+    it has none."""
+    try:
+        source = int(pk)
+    except (TypeError, ValueError):
+        return {"groups": [], "heading": heading}
+    return {"groups": source_links_by_kind(str(kind), source), "heading": heading}

@@ -111,6 +111,21 @@ def test_a_task_links_a_conversation_through_an_explicit_link(thread: dict[str, 
         link_add(source=f"conversation:{found.public_id}", target=f"task:{task.key}")
 
 
+def test_the_task_page_shows_what_the_task_links(
+    owner_client: Any, thread: dict[str, Message]
+) -> None:
+    found = conversation_of_first(thread)
+    project = project_create(key="HOME", name="Home")
+    task = task_create(project=project.key, title="Return the projector key")
+    page = owner_client.get(f"/tasks/{task.key}/").content.decode()
+    assert 'id="links-from-h"' not in page  # nothing linked: no empty section
+    link_add(source=f"task:{task.key}", target=f"conversation:{found.public_id}")
+    page = owner_client.get(f"/tasks/{task.key}/").content.decode()
+    assert 'id="links-from-h"' in page
+    assert f"/conversations/{found.public_id}/" in page
+    assert "who has the &lt;b&gt;projector&lt;/b&gt; key?" in page  # its title, escaped
+
+
 def test_the_notes_api_links_and_lists_backlinks_of_a_conversation(
     owner_client: Any, thread: dict[str, Message]
 ) -> None:

@@ -34,6 +34,10 @@ def test_build_and_links() -> None:
     assert links[3] == ("4", "2")
     views, total = chat_conversations(chat_id=chat.pk)
     assert total == 2
+    assert {v.title for v in views} == {
+        "anyone know how to mount a usb disk?",
+        "what's the weather like",
+    }
     batch_record(batch=batch(message("5", "bob: yes", sender="alice", minutes=32)))
     run = conversations_build(chat_id=chat.pk)
     assert run.mode == "grown" and run.messages == 1
