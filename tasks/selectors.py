@@ -1,10 +1,11 @@
-"""Reads for the task pages: the board's columns, one per status, with their counts."""
+"""Reads for the task pages (the board's columns, one per status, with their counts) and
+for the pages that mark messages with the tasks made from them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tasks.models import Status, Task
+from tasks.models import Status, Task, TaskMessage
 from tasks.services import task_find
 
 BOARD_LIMIT = 500
@@ -31,3 +32,16 @@ def board_columns(*, project: str | None = None) -> list[BoardColumn]:
         BoardColumn(status=value, label=str(label), tasks=[t for t in tasks if t.status == value])
         for value, label in Status.choices
     ]
+
+
+def tasks_of_messages(message_ids: list[int]) -> dict[int, list[Task]]:
+    """The tasks made from each of these messages, in one query (the chat and conversation
+    pages mark them on each message)."""
+    found: dict[int, list[Task]] = {}
+    if not message_ids:
+        return found
+    links = TaskMessage.objects.filter(message_id__in=message_ids).select_related("task__project")
+    for link in links.order_by("task__project__key", "task__number"):
+        if link.message_id is not None:
+            found.setdefault(link.message_id, []).append(link.task)
+    return found

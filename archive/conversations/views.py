@@ -38,7 +38,7 @@ from archive.store.selectors import (
 )
 from archive.tags.selectors import tag_names, tags_of
 from archive.web.pages import HtmxHttpRequest
-from tasks.models import Task, TaskMessage
+from tasks.selectors import tasks_of_messages
 from wirecat.errors import NotFound
 
 PUBLIC_ID_MAX = 60  # longer than any msg_/cnv_ id: read no further
@@ -58,25 +58,15 @@ def _links() -> dict[str, str]:
     }
 
 
-def _tasks_of(message_ids: list[int]) -> dict[int, list[Task]]:
-    """The tasks made from each of these messages, in one query."""
-    found: dict[int, list[Task]] = {}
-    if not message_ids:
-        return found
-    links = TaskMessage.objects.filter(message_id__in=message_ids).select_related("task__project")
-    for link in links.order_by("task__project__key", "task__number"):
-        if link.message_id is not None:
-            found.setdefault(link.message_id, []).append(link.task)
-    return found
-
-
 def _window_context(window: MessageWindow, *, tag: str = "") -> dict[str, Any]:
     """What the chat page's message partial needs for a window of messages."""
     ids = [m.pk for m in window.messages]
     focus_pk = window.focus.pk if window.focus else None
     return {
         "window": window,
-        "rows": message_rows(window.messages, tags=tags_of("message", ids), tasks=_tasks_of(ids)),
+        "rows": message_rows(
+            window.messages, tags=tags_of("message", ids), tasks=tasks_of_messages(ids)
+        ),
         "focus_pk": focus_pk,
         # "Add a tag" without JavaScript: the page opens at the message with its tag box.
         "tag_open": focus_pk if tag and window.focus and tag == window.focus.public_id else None,

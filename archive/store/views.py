@@ -41,7 +41,7 @@ from archive.store.services.attachments import attachment_download, attachment_t
 from archive.tags.selectors import tag_names, tags_of
 from archive.web.files import attachment_response, thumbnail_response
 from archive.web.pages import HtmxHttpRequest
-from tasks.models import Task, TaskMessage
+from tasks.selectors import tasks_of_messages
 
 
 @require_GET
@@ -97,7 +97,7 @@ def chat_detail(request: HtmxHttpRequest, chat_id: int) -> HttpResponse:
         include_deleted=include_deleted or bool(focus and focus.deleted_at),
     )
     ids = [m.pk for m in window.messages]
-    rows = message_rows(window.messages, tags=tags_of("message", ids), tasks=_tasks_of(ids))
+    rows = message_rows(window.messages, tags=tags_of("message", ids), tasks=tasks_of_messages(ids))
     focus_pk = window.focus.pk if window.focus else None
     context = {
         "chat": chat,
@@ -154,18 +154,6 @@ def _day(raw: str) -> tuple[date | None, str]:
     except ValueError:
         shown = text[:40]
         return None, f"“{shown}” is not a date. Pick a day with the date picker (year-month-day)."
-
-
-def _tasks_of(message_ids: list[int]) -> dict[int, list[Task]]:
-    """The tasks made from each of these messages, in one query."""
-    found: dict[int, list[Task]] = {}
-    if not message_ids:
-        return found
-    links = TaskMessage.objects.filter(message_id__in=message_ids).select_related("task__project")
-    for link in links.order_by("task__project__key", "task__number"):
-        if link.message_id is not None:
-            found.setdefault(link.message_id, []).append(link.task)
-    return found
 
 
 @require_GET
