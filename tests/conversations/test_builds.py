@@ -28,7 +28,7 @@ from archive.conversations.models import (
     Source,
 )
 from archive.conversations.selectors import chat_links
-from archive.conversations.services import builds
+from archive.conversations.services import builds, lines, writer
 from archive.conversations.services.answers import prints_of
 from archive.conversations.services.builds import chats_due, choose, conversations_build
 from archive.conversations.services.state import chats_mark
@@ -135,7 +135,7 @@ def rows_of(chat_id: int) -> set[tuple[object, ...]]:
 
 def title(text: str) -> str:
     first = next(" ".join(raw.split()) for raw in text.splitlines() if raw.strip())
-    cut = builds.TITLE_CHARS
+    cut = writer.TITLE_CHARS
     return first if len(first) <= cut else first[: cut - 1] + "…"
 
 
@@ -157,7 +157,7 @@ def expected_rows(chat_id: int) -> set[tuple[object, ...]]:
                 found[0].sent_at,
                 found[-1].sent_at,
                 len(found),
-                tuple(s for s, _ in senders.most_common(builds.PARTICIPANTS_KEPT)),
+                tuple(s for s, _ in senders.most_common(writer.PARTICIPANTS_KEPT)),
                 titled[0] if titled else "",
             )
         )
@@ -340,7 +340,7 @@ def test_marks_arriving_during_a_build_keep_the_chat_due(monkeypatch: pytest.Mon
     """A message stored while a build reads, behind where it reads, is in no build: the
     chat stays due and its next build is a full one that holds the message (the build
     covers the messages stored before it began, not the highest id it wrote)."""
-    monkeypatch.setattr(builds, "READ_ROWS", 10)
+    monkeypatch.setattr(lines, "READ_ROWS", 10)
     record(*talk(30))
     conversations_build(chat_id=chat().pk)
     record(*talk(30, start=30))  # grown
@@ -370,7 +370,7 @@ def test_marks_arriving_during_a_build_keep_the_chat_due(monkeypatch: pytest.Mon
 def test_a_message_stored_during_a_build_after_where_it_reads_is_built_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(builds, "READ_ROWS", 10)
+    monkeypatch.setattr(lines, "READ_ROWS", 10)
     record(*talk(30))
     stored: list[int] = []
 
@@ -430,8 +430,8 @@ def test_chats_due_most_recent_first_and_those_built_by_other_rules() -> None:
 def test_a_build_that_failed_half_way_leaves_the_old_one_and_the_next_drops_its_remains(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(builds, "READ_ROWS", 20)
-    monkeypatch.setattr(builds, "FIRST_SLICE", 10)
+    monkeypatch.setattr(lines, "READ_ROWS", 20)
+    monkeypatch.setattr(writer, "FIRST_SLICE", 10)
     record(*talk(100))
 
     def crash(done: int, total: int) -> None:
@@ -557,18 +557,18 @@ def test_memory_stays_bounded_and_late_replies_land_right(
     answers_start([f"s{n}" for n in range(200)])  # 200 conversations whatever the rules say
     full = conversations_build(chat_id=chat().pk)
     roomy = rows_of(chat().pk)
-    monkeypatch.setattr(builds, "OPEN_KEPT", 3)
-    monkeypatch.setattr(builds, "FIRST_SLICE", 10)
-    forgetting: list[builds._Writer] = []
-    real_forget = builds._Writer._forget
+    monkeypatch.setattr(writer, "OPEN_KEPT", 3)
+    monkeypatch.setattr(writer, "FIRST_SLICE", 10)
+    forgetting: list[writer.BuildWriter] = []
+    real_forget = writer.BuildWriter._forget
 
-    def watched(self: builds._Writer) -> None:
+    def watched(self: writer.BuildWriter) -> None:
         real_forget(self)
         forgetting.append(self)
         # Each message touches one conversation: those touched by the last 3 at most.
         assert len(self.open) <= 3 + 1 and len(self.conversation_of) <= 4 * 3
 
-    monkeypatch.setattr(builds._Writer, "_forget", watched)
+    monkeypatch.setattr(writer.BuildWriter, "_forget", watched)
     tight = conversations_build(chat_id=chat().pk, full=True, slice_seconds=1e-6)
     assert len(forgetting) >= 3  # after every slice
     assert rows_of(chat().pk) == roomy == expected_rows(chat().pk)

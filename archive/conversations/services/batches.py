@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Literal
 
 from django.db import connection, transaction
@@ -26,7 +26,7 @@ from archive.conversations import rules
 from archive.conversations.domain import MESSAGE_PREFIX, Candidate, Line, message_print
 from archive.conversations.models import ConversationAnswer, ConversationState, Need
 from archive.conversations.services.answers import answer_fresh, answers_freshness, prints_of
-from archive.conversations.services.builds import lines_after
+from archive.conversations.services.lines import lines_after, parse_time
 from archive.conversations.services.state import chats_mark
 from archive.store.models import Message
 from wirecat.db.values import db_time
@@ -136,13 +136,6 @@ class _Window:
     span: list[tuple[Line, datetime]]
 
 
-def _parse_time(value: object) -> datetime:
-    """A time read by raw SQL (text, no zone: UTC), or by the ORM."""
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    return datetime.fromisoformat(str(value)).replace(tzinfo=UTC)
-
-
 def _suffix(public_id: str) -> str:
     return public_id.removeprefix(MESSAGE_PREFIX)
 
@@ -178,7 +171,7 @@ def _replies_kept(chat_id: int, span: Sequence[tuple[Line, datetime]]) -> set[in
     if not wanted:
         return set()
     targets = {
-        pk: _parse_time(sent_at)
+        pk: parse_time(sent_at)
         for pk, sent_at in Message.objects.filter(
             pk__in=wanted, chat_id=chat_id, deleted_at__isnull=True
         )
@@ -235,20 +228,20 @@ def _waiting_pages(
                 parent_id=parent_id,
                 parent_print=parent_print,
                 message_now=message_print(
-                    text=text, sent_at=_parse_time(sent_at), deleted=False, sender_id=sender_id
+                    text=text, sent_at=parse_time(sent_at), deleted=False, sender_id=sender_id
                 ),
                 parent_now=None
                 if parent_pk is None
                 else message_print(
                     text=parent_text,
-                    sent_at=_parse_time(parent_sent_at),
+                    sent_at=parse_time(parent_sent_at),
                     deleted=parent_deleted_at is not None,
                     sender_id=parent_sender_id,
                 ),
             )
             page.append((sent_at, int(pk), fresh))
         yield page
-        sent, last = db_time(_parse_time(page[-1][0])), page[-1][1]
+        sent, last = db_time(parse_time(page[-1][0])), page[-1][1]
         if len(fetched) < SCAN_ROWS:
             return
 
@@ -259,7 +252,7 @@ def _first_waiting(chat_id: int) -> tuple[datetime, int] | None:
     for page in _waiting_pages(chat_id):
         for sent_at, pk, fresh in page:
             if not fresh:
-                return _parse_time(sent_at), pk
+                return parse_time(sent_at), pk
     return None
 
 
@@ -270,7 +263,7 @@ def _window(chat_id: int, first: tuple[datetime, int], size: int) -> _Window:
     with connection.cursor() as cursor:
         cursor.execute(_BEFORE_SQL, [chat_id, sent, first[1], BATCH_CONTEXT])
         row = cursor.fetchone()
-    anchor = None if row is None else (_parse_time(row[0]), int(row[1]))
+    anchor = None if row is None else (parse_time(row[0]), int(row[1]))
     rows = lines_after(chat_id, anchor, BATCH_CONTEXT + size)
     at = next((i for i, (line, _) in enumerate(rows) if line.pk == first[1]), None)
     if at is None:
@@ -368,7 +361,7 @@ def _window_again(batch_id: str) -> _Window:
         f"batch {batch_id}: the messages between {first_id} and {last_id} changed since it"
         " was given (one added, edited or deleted): ask for the next batch"
     )
-    span = lines_after(chat_id, (_parse_time(first_at), first_pk - 1), BATCH_MAX + 1)
+    span = lines_after(chat_id, (parse_time(first_at), first_pk - 1), BATCH_MAX + 1)
     if not span or span[0][0].pk != first_pk:
         raise moved
     end = next((i for i, (line, _) in enumerate(span) if line.pk == last_pk), None)

@@ -13,11 +13,11 @@ from tqdm import tqdm
 
 from archive.conversations.selectors import chat_find, chat_links, current_build_id
 from archive.conversations.services.builds import (
-    BuildRun,
     builder_lock,
     conversations_build,
     conversations_build_due,
 )
+from archive.conversations.services.writer import BuildRun
 from archive.store.models import Chat
 from wirecat.errors import WireCatError
 
