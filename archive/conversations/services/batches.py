@@ -73,11 +73,23 @@ _WAITING_SQL = (
     " {join} archive_conversationanswer AS a ON a.message_id = m.id"
     " LEFT JOIN archive_message AS p ON p.id = a.parent_id"
     f" WHERE m.chat_id = %s AND {_LIVE} AND {_NO_REPLY}"
-    " AND (m.sent_at, m.id) > (%s, %s)"
+    " AND (m.sent_at, m.id) > (%s, %s){unsure}"
     " ORDER BY m.sent_at, m.id LIMIT %s"
 )
+# An answer is surely fresh when neither its message nor its parent was written since it
+# was given (the sink stamps `updated_at` on every change of a stored message): a fully
+# answered chat is then skipped in SQL, and only the answers that may have gone stale are
+# fingerprinted in Python.
+_SURELY_FRESH = (
+    "a.message_id IS NOT NULL AND m.updated_at <= a.answered_at"
+    " AND ((a.parent_id IS NULL AND a.parent_print = '')"
+    " OR (p.id IS NOT NULL AND p.updated_at <= a.answered_at))"
+)
 _WAITING_COUNT_SQL = (
-    f"SELECT count(*) FROM archive_message AS m WHERE m.chat_id = %s AND {_LIVE} AND {_NO_REPLY}"
+    f"SELECT count(*), sum({_SURELY_FRESH}) FROM archive_message AS m"
+    " LEFT JOIN archive_conversationanswer AS a ON a.message_id = m.id"
+    " LEFT JOIN archive_message AS p ON p.id = a.parent_id"
+    f" WHERE m.chat_id = %s AND {_LIVE} AND {_NO_REPLY}"
 )
 _BEFORE_SQL = (
     "SELECT m.sent_at, m.id FROM archive_message AS m"
@@ -198,8 +210,11 @@ def _waiting_pages(
 ) -> Iterator[list[tuple[object, int, bool]]]:
     """The chat's live messages without a reply a build keeps (`answered_only`: those with
     an agent answer), in order, SCAN_ROWS at a time: (sent_at as stored, id, whether a
-    fresh agent answer stands), the answer judged as `answers_freshness` does."""
-    sql = _WAITING_SQL.format(join="JOIN" if answered_only else "LEFT JOIN")
+    fresh agent answer stands), the answer judged as `answers_freshness` does. Answers
+    surely fresh (nothing written since) are left out in SQL."""
+    sql = _WAITING_SQL.format(
+        join="JOIN" if answered_only else "LEFT JOIN", unsure=f" AND NOT ({_SURELY_FRESH})"
+    )
     sent, last = "", 0
     while True:
         with connection.cursor() as cursor:
@@ -336,11 +351,11 @@ def chat_waiting_count(*, chat_id: int) -> int:
     keeps, less those with a fresh agent answer."""
     with connection.cursor() as cursor:
         cursor.execute(_WAITING_COUNT_SQL, [chat_id])
-        row = cursor.fetchone()
+        waiting, surely_fresh = cursor.fetchone()
     fresh = sum(
         1 for page in _waiting_pages(chat_id, answered_only=True) for _, _, ok in page if ok
     )
-    return (int(row[0]) if row else 0) - fresh
+    return int(waiting or 0) - int(surely_fresh or 0) - fresh
 
 
 def _window_again(batch_id: str) -> _Window:
