@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -149,3 +150,32 @@ def test_an_import_gets_its_chat_built_by_a_real_worker(tmp_path: Path, settings
             assert time.monotonic() < deadline, (tmp_path / "worker.log").read_text()[-3000:]
             time.sleep(0.2)  # polling the worker's progress
     assert list(chat_links(chat.pk)) == [("1", "1"), ("2", "1")]
+
+
+def _queued_builds(settings: Any) -> int:
+    """Build jobs waiting in the embedded broker (its SQLite file)."""
+    path = Path(settings.CELERY_BROKER_URL.removeprefix("sqla+sqlite:///"))
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as broker:
+        found = broker.execute(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'kombu_message'"
+        ).fetchone()[0]
+        if not found:
+            return 0
+        rows = broker.execute("SELECT payload FROM kombu_message WHERE visible = 1").fetchall()
+    return sum(1 for (payload,) in rows if "archive.jobs.conversations_build" in str(payload))
+
+
+def test_an_import_s_many_batches_queue_one_build(settings: Any) -> None:
+    if not settings.CELERY_BROKER_URL.startswith("sqla+sqlite:///"):
+        pytest.fail("this test reads the embedded broker's file")
+    before = _queued_builds(settings)
+    for n in range(5):  # five committed batches, each asking for the build
+        batch_record(batch=batch(message(str(n), f"line {n}", minutes=n)))
+    assert _queued_builds(settings) == before + 1
+
+    said = jobs.conversations_build()  # the queued run starts (here, in this process)
+    assert said.startswith("conversations: 1 chat built (5 messages)")
+    batch_record(batch=batch(message("9", "one more", minutes=9)))
+    assert _queued_builds(settings) == before + 2  # an ask after the run started queues again
