@@ -7,6 +7,8 @@ queued), and when it ends it asks again if chats were marked meanwhile."""
 
 from __future__ import annotations
 
+import functools
+import logging
 import time
 from pathlib import Path
 
@@ -20,6 +22,8 @@ from archive.conversations.services.builds import (
 )
 from archive.conversations.services.state import CONVERSATIONS_DUE
 from archive.store.effects import effect_connect
+
+log = logging.getLogger(__name__)
 
 # One run builds chats for about this long (the chat being built is finished), then
 # queues the next run while chats wait, so other jobs on the queue get their turn.
@@ -45,7 +49,11 @@ def conversations_build_ask(*, countdown: float = 0.0) -> None:
     except FileNotFoundError:
         pass
     marker.touch()
-    conversations_build.apply_async(countdown=countdown or None, retry=False)
+    try:
+        _enqueue(countdown=countdown or None)
+    except Exception:  # the broker: whatever it raises, beat's run catches up
+        marker.unlink(missing_ok=True)
+        log.warning("conversations: the build job could not be queued", exc_info=True)
 
 
 @shared_task(name="archive.jobs.conversations_build", ignore_result=True)
@@ -65,6 +73,10 @@ def conversations_build() -> str:
     chats = f"{len(run.built)} chat{'' if len(run.built) == 1 else 's'}"
     return f"conversations: {chats} built ({messages} messages){failed}, {run.left} waiting"
 
+
+# Bound now, to this project's Celery app (a task proxy looks up the current app at each
+# call, and another app made in the same process would become current).
+_enqueue = functools.partial(conversations_build.apply_async, retry=False)
 
 # A write marked chats as needing a build (archive/conversations/services/state.py).
 effect_connect(CONVERSATIONS_DUE, conversations_build_ask)
