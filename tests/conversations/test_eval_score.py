@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import random
 import re
-import subprocess
-import sys
 from io import StringIO
 from pathlib import Path
 
@@ -30,8 +27,7 @@ from bench.disentangle_score import (
     one_to_one_overlap,
     score,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench_run import bench_run
 
 # --- the scorer -------------------------------------------------------------------------
 
@@ -231,22 +227,15 @@ def test_a_log_imports_as_a_telegram_chat_without_replies(tmp_path: Path) -> Non
 def test_the_evaluation_runs_end_to_end_on_one_log(tmp_path: Path) -> None:
     """`bench/conversations_eval.py --logs 1`: import, build, links, scores and the table,
     in its own store."""
-    env = {**os.environ, "WIRECAT_STATE_DIR": str(tmp_path / "unused-state")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "conversations_eval.py"),
-            *("--logs", "1", "--keep", str(tmp_path / "kept")),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
+    out = bench_run(
+        "conversations_eval.py",
+        "--logs",
+        "1",
+        "--keep",
+        str(tmp_path / "kept"),
+        tmp_path=tmp_path,
         timeout=600,
-        check=False,
     )
-    out = done.stdout
-    assert done.returncode == 0, done.stderr[-3000:]
     assert re.search(
         r"^input: +1 held-out logs .*CC-BY-4\.0\), 1,500 messages, 500 annotated", out, re.M
     )

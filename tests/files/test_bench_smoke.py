@@ -4,34 +4,26 @@ reading said, and the peak memory of the worker and of its reading children."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench_run import bench_run
+
 FORMATS = ("txt", "html", "rtf", "docx", "xlsx", "pptx", "odt", "epub", "pdf", "eml", "ics")
 
 
 def test_file_text_bench_prints_its_figures(tmp_path: Path) -> None:
-    env = {**os.environ, "WIRECAT_STATE_DIR": str(tmp_path / "unused-state")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "file_text_bench.py"),
-            *("--quick", "--files", "2", "--keep", str(tmp_path)),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
+    out = bench_run(
+        "file_text_bench.py",
+        "--quick",
+        "--files",
+        "2",
+        "--keep",
+        str(tmp_path),
+        tmp_path=tmp_path,
         timeout=300,
-        check=False,
     )
-    out = done.stdout
-    assert done.returncode == 0, done.stderr[-3000:]
     ocr = shutil.which("tesseract") is not None
     assert re.search(r"^input: +\d+ files, 2 per format \(.*\), [\d.]+ MB, made in", out, re.M)
     number = r"[\d.]+"

@@ -3,32 +3,26 @@ the import rates, the baseline, the search percentiles and both ratios."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench_run import bench_run
 
 
 def test_meetings_bench_prints_its_figures(tmp_path: Path) -> None:
-    env = {**os.environ, "WIRECAT_STATE_DIR": str(tmp_path / "unused-state")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "meetings_bench.py"),
-            *("--events", "40", "--hours", "1", "--queries", "12", "--keep", str(tmp_path)),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
+    out = bench_run(
+        "meetings_bench.py",
+        "--events",
+        "40",
+        "--hours",
+        "1",
+        "--queries",
+        "12",
+        "--keep",
+        str(tmp_path),
+        tmp_path=tmp_path,
         timeout=120,
-        check=False,
     )
-    out = done.stdout
-    assert done.returncode == 0, done.stderr[-3000:]
     assert re.search(r"^import: +40 events \([\d,]+ occurrences\) in .* events/s", out, re.M)
     assert re.search(r"occurrences/s", out)
     # One one-hour transcript, a cue every 3-5 s: between 720 and 1,200 segments.

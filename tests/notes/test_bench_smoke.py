@@ -4,32 +4,24 @@ their ratio."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench_run import bench_run
 
 
 def test_notes_bench_prints_its_figures(tmp_path: Path) -> None:
-    env = {**os.environ, "WIRECAT_STATE_DIR": str(tmp_path / "unused-state")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "notes_bench.py"),
-            *("--notes", "300", "--queries", "26", "--keep", str(tmp_path)),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
+    out = bench_run(
+        "notes_bench.py",
+        "--notes",
+        "300",
+        "--queries",
+        "26",
+        "--keep",
+        str(tmp_path),
+        tmp_path=tmp_path,
         timeout=180,
-        check=False,
     )
-    out = done.stdout
-    assert done.returncode == 0, done.stderr[-3000:]
     assert re.search(
         r"^input: +300 notes \(.* MB of text\) in \d+ folders, [\d,]+ tagged", out, re.M
     )
