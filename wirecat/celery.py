@@ -96,6 +96,12 @@ def _beat_schedule(heartbeat_seconds: int) -> dict[str, dict[str, object]]:
             "schedule": 300.0,
             "options": {"expires": 290.0},
         },
+        # The meaning index: sources to cut, chunks to embed (builds ask at once too).
+        "embeddings-refresh": {
+            "task": "archive.jobs.embeddings_refresh",
+            "schedule": 600.0,
+            "options": {"expires": 590.0},
+        },
         "webhooks-deliver": {
             "task": "archive.jobs.webhooks_deliver",
             "schedule": 10.0,

@@ -267,6 +267,7 @@ CELERY_TASK_ROUTES = {
     "archive.jobs.file_texts_extract": {"queue": "index"},
     "archive.jobs.file_text_read": {"queue": "index"},
     "archive.jobs.conversations_build": {"queue": "index"},
+    "archive.jobs.embeddings_refresh": {"queue": "index"},
     "archive.jobs.send_deliver": {"queue": "delivery"},
     "archive.jobs.webhooks_deliver": {"queue": "webhooks"},
 }
@@ -357,3 +358,9 @@ LOGGING = {
         "httpcore": {"level": "WARNING"},
     },
 }
+# Meaning search (archive/meaning/): the embedding model (its name is recorded with every
+# vector; another name rebuilds the index), the threads it may use (0: all cores), and the
+# longest chunk of text it is given, in characters.
+MEANING_MODEL = os.environ.get("WIRECAT_MEANING_MODEL", "all-MiniLM-L6-v2-int8")
+MEANING_THREADS = int(os.environ.get("WIRECAT_MEANING_THREADS", "0"))
+MEANING_CHUNK_CHARS = int(os.environ.get("WIRECAT_MEANING_CHUNK_CHARS", "800"))

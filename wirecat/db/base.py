@@ -103,6 +103,19 @@ def read_only_uri(path: Path) -> str | None:
     return f"file:{pathname2url(str(path))}?{mode}"
 
 
+def load_vectors(conn: Any) -> None:
+    """sqlite-vec (`vec0` tables, `vec_distance_cosine`), the meaning index's vectors'
+    exact search, loaded into every connection. Extension loading is switched on only for
+    the one call."""
+    import sqlite_vec
+
+    conn.enable_load_extension(True)
+    try:
+        sqlite_vec.load(conn)
+    finally:
+        conn.enable_load_extension(False)
+
+
 class FaultErrors(DatabaseErrorWrapper):
     """Django's wrapping of driver errors, but a read-only store, a full disk or a store
     without its tables becomes its StoreFault (wirecat/db/faults.py): one sentence saying
@@ -155,6 +168,7 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
             params.update(database=uri, uri=True)
         conn = Database.connect(**params)
         register_functions(conn)
+        load_vectors(conn)
         for pragma in CONNECTION_PRAGMAS:
             if self.read_only and pragma.startswith("PRAGMA journal_mode"):
                 continue  # a write: the store keeps the mode it was made with

@@ -39,12 +39,14 @@ from archive.conversations.models import (
 )
 from archive.conversations.services.answers import answers_freshness
 from archive.conversations.services.lines import Row, context_rows, rows_after
+from archive.conversations.services.state import CONVERSATIONS_BUILT
 from archive.conversations.services.writer import (
     PAUSE_SECONDS,
     SLICE_SECONDS,
     BuildRun,
     BuildWriter,
 )
+from archive.store.effects import on_commit_effect
 from wirecat.db.values import db_time
 
 log = logging.getLogger(__name__)
@@ -265,6 +267,7 @@ def _make_current(
         ConversationState.objects.filter(chat_id=state.chat_id, marked_at=marked_at).update(
             need=Need.NOTHING
         )
+        on_commit_effect(CONVERSATIONS_BUILT)
 
 
 DROP_CONVERSATIONS = 2_000  # conversations (and their links) deleted per transaction

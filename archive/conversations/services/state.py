@@ -19,6 +19,9 @@ from wirecat.db.values import db_time
 # Chats wait for a build (their messages grew or changed, an agent answered): once the
 # write commits, the build job is asked to run.
 CONVERSATIONS_DUE = "conversations.due"
+# A chat's build became current: what is made of conversations (the meaning index's
+# chunks) is due.
+CONVERSATIONS_BUILT = "conversations.built"
 
 _MARK_SQL = (
     "INSERT INTO archive_conversationstate (chat_id, current_id, need, marked_at, built_at, error)"

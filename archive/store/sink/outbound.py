@@ -25,6 +25,8 @@ def message_purge(*, message_ids: Iterable[int]) -> int:
         doomed = Message.objects.filter(pk__in=ids)
         chats = set(doomed.values_list("chat_id", flat=True))
         count = doomed.count()
+        # Before the rows go: what was built of them is found through them.
+        messages_written_send(removed=ids)
         doomed.delete()
         for chat in Chat.objects.filter(pk__in=chats):
             stats = Message.objects.filter(chat=chat).aggregate(latest=Max("sent_at"))

@@ -160,7 +160,7 @@ def _written_announce(ctx: Context, pending: Pending) -> None:
     changed (the conversations mark what each needs), in this transaction."""
     grown = {ctx.chats[chat_ext].pk for chat_ext, _ in pending.fresh}
     rewritten = {message.chat_id for message in (*pending.changed, *pending.redated)}
-    messages_written_send(grown=grown, rewritten=rewritten)
+    messages_written_send(grown=grown, rewritten=rewritten, removed=pending.tombstoned)
 
 
 def _index_after_commit(new_ids: dict[Key, int], pending: Pending) -> None:
