@@ -29,21 +29,31 @@ def vec_table_make(model: VectorModel) -> None:
 def model_row(spec: ModelSpec) -> VectorModel:
     """The row of `spec`'s model, made (with its vec table) the first time."""
     with transaction.atomic():
-        found, _made = VectorModel.objects.get_or_create(
+        found, made = VectorModel.objects.get_or_create(
             name=spec.name, defaults={"dims": spec.dims, "created_at": datetime.now(UTC)}
         )
+        if made:
+            # A table left by a model row deleted without it (a store emptied by SQL)
+            # would hold another model's numbers under this id.
+            with connection.cursor() as cursor:
+                cursor.execute(f"DROP TABLE IF EXISTS {found.vec_table}")
         vec_table_make(found)
     return found
+
+
+def model_drop(model: VectorModel) -> None:
+    """Drop a model's vectors, its vec table and its row, in one transaction."""
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TABLE IF EXISTS {model.vec_table}")
+        model.delete()
 
 
 def models_retire(keep: str) -> list[str]:
     """Drop every model's vectors but `keep`'s (a changed setting): their names."""
     gone = list(VectorModel.objects.exclude(name=keep))
     for model in gone:
-        with transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute(f"DROP TABLE IF EXISTS {model.vec_table}")
-            model.delete()
+        model_drop(model)
     return [model.name for model in gone]
 
 
