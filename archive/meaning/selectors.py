@@ -17,8 +17,9 @@ from django.db import connection
 
 from archive.meaning.model import current_spec, embedder
 from archive.meaning.models import Chunk, ChunkKind, VectorModel
-from archive.meaning.services.cutting import DUE_SQL
+from archive.meaning.services.cutting import due_sql
 from archive.meaning.texts import chunk_texts, fresh
+from archive.meaning.texts import conversation_lines as conversation_lines
 
 KIND_NAMES = {kind: kind.label for kind in ChunkKind}
 # Nearest vectors asked of the index per hit wanted: room for stale chunks and several
@@ -75,7 +76,7 @@ def readiness() -> Readiness:
     spec = current_spec()
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH due AS ({DUE_SQL}),"
+            f"WITH due AS ({due_sql()}),"
             " model AS (SELECT id FROM archive_vectormodel WHERE name = %s)"
             " SELECT k.kind,"
             " (SELECT COUNT(*) FROM due WHERE due.kind = k.kind),"

@@ -94,3 +94,13 @@ def test_another_model_setting_rebuilds_the_index() -> None:
             "all-MiniLM-L6-v2-int8-128"
         ]
         assert readiness().ready
+
+
+def test_another_chunk_limit_cuts_every_source_again() -> None:
+    _chat()
+    embeddings_refresh()
+    assert readiness().ready
+    with override_settings(MEANING_CHUNK_CHARS=300):
+        assert readiness().kinds["conversation"].sources_due == 1
+        run = embeddings_refresh()
+        assert run.sources_cut == 1 and readiness().ready

@@ -38,9 +38,11 @@ SELECT 4, a.attachment_id, a.made_at || ':' || a.sha256 FROM archive_attachmentt
 """
 
 # Sources whose chunks are not of their version now, and chunked sources that are gone:
-# (kind, source id, version now or NULL when gone).
-DUE_SQL = f"""
-WITH now(kind, source_id, version) AS ({_SOURCES_NOW})
+# (kind, source id, version now or NULL when gone). A version names the chunk limit too,
+# so a changed WIRECAT_MEANING_CHUNK_CHARS cuts everything again.
+_DUE_SQL = """
+WITH raw(kind, source_id, version) AS ({now}),
+now AS (SELECT kind, source_id, version || '@{limit}' AS version FROM raw)
 SELECT n.kind, n.source_id, n.version FROM now AS n
   LEFT JOIN archive_chunked AS k ON k.kind = n.kind AND k.source_id = n.source_id
  WHERE k.version IS NOT n.version
@@ -48,6 +50,11 @@ UNION ALL
 SELECT k.kind, k.source_id, NULL FROM archive_chunked AS k
  WHERE NOT EXISTS (SELECT 1 FROM now AS n WHERE n.kind = k.kind AND n.source_id = k.source_id)
 """
+
+
+def due_sql() -> str:
+    """The statement reading which sources are due (the limit is an int, inlined)."""
+    return _DUE_SQL.format(limit=int(chunk_limit()), now=_SOURCES_NOW)
 
 
 @dataclass(frozen=True)
@@ -60,7 +67,7 @@ class Due:
 def sources_due(*, kinds: tuple[int, ...] = tuple(ChunkKind), chat: int | None = None) -> list[Due]:
     """Every source whose chunks are behind it, the chats first (newest activity first)."""
     with connection.cursor() as cursor:
-        cursor.execute(DUE_SQL)
+        cursor.execute(due_sql())
         found = [Due(int(k), int(s), v) for k, s, v in cursor.fetchall()]
     return [
         due
