@@ -13,6 +13,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 from archive.conversations.selectors import readiness as conversations_readiness
 from archive.files.selectors import file_text_counts
 from archive.imports.selectors import import_list
+from archive.meaning.selectors import Readiness
+from archive.meaning.selectors import readiness as meaning_readiness
 from archive.owner.forms import SetPasswordForm
 from archive.owner.selectors import store_counts, worker_status
 from archive.owner.services import login_code_check, owner_set_password
@@ -21,6 +23,15 @@ from archive.store.selectors import (
 )
 from tasks.services import counts_due
 from wirecat.errors import Invalid, NotFound
+
+
+def _meaning() -> dict[str, Readiness | str | None]:
+    """The meaning index's readiness, or why it cannot be read (a model setting WireCat
+    does not know): the dashboard says so rather than failing."""
+    try:
+        return {"meaning": meaning_readiness(), "meaning_fault": None}
+    except Invalid as exc:
+        return {"meaning": None, "meaning_fault": str(exc)}
 
 
 @require_GET
@@ -36,6 +47,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "tasks_due": counts_due(),
             "files": file_text_counts(),
             "conversations": conversations_readiness(),
+            **_meaning(),
         },
     )
 
