@@ -49,6 +49,16 @@ def text_markup(provider: str) -> str:
     return TEXT_MARKUP.get(provider, "plain")
 
 
+# The providers whose messages are mail: search all lists them as a kind of their own
+# ("mail"), apart from the messengers' messages (only this table knows providers).
+MAIL_PROVIDERS: frozenset[str] = frozenset({"mail"})
+
+
+def is_mail(provider: str) -> bool:
+    """Whether `provider`'s messages are mail."""
+    return provider in MAIL_PROVIDERS
+
+
 def reader(name: str) -> ExportReader:
     """The reader of format `name` (its module imported now)."""
     _label, module = EXPORT_FORMATS[name]

@@ -3,7 +3,7 @@ is never seen."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -114,6 +114,13 @@ def conversations_of(message_ids: list[int]) -> dict[int, ConversationView]:
     rows = {r.pk: r for r in Conversation.objects.filter(pk__in={c for _, c in pairs})}
     views = {v.id: v for v in _views(list(rows.values()))}
     return {int(m): views[c] for m, c in pairs if c in views}
+
+
+def conversations_by_ids(conversation_ids: Collection[int]) -> dict[int, ConversationView]:
+    """Conversation row id -> its view, for the rows that exist (the meaning index's
+    chunks name their conversation by row)."""
+    rows = list(Conversation.objects.filter(pk__in=set(conversation_ids)))
+    return {view.id: view for view in _views(rows)}
 
 
 def conversation_by_public_id(public_id: str) -> ConversationView | None:

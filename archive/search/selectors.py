@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db import connection
 
+from archive.connectors.registry import MAIL_PROVIDERS
 from archive.conversations.domain import root_public_id
 from archive.conversations.selectors import (
     ConversationView,
@@ -121,10 +122,12 @@ def message_search(
     cursor: str | None = None,
     limit: int = 20,
     facets: bool = False,
+    mail: bool | None = None,
 ) -> SearchPage:
-    """One page of the messages matching `query` (with facet counts when asked). Raises
-    Invalid (QuerySyntaxError for the query itself, with its position) and nothing else
-    for any input."""
+    """One page of the messages matching `query` (with facet counts when asked); `mail`
+    True: of mail accounts only, False: of every other account (search all's two kinds).
+    Raises Invalid (QuerySyntaxError for the query itself, with its position) and nothing
+    else for any input."""
     if sort not in SORTS:
         raise Invalid(f"sort: one of {', '.join(SORTS)}")
     if not 1 <= limit <= MAX_LIMIT:
@@ -153,6 +156,8 @@ def message_search(
         file_analyzer=file_analyzer,
         file_words=file_words,
     )
+    if mail is not None:
+        _mail_scope(compiled, mail=mail)
     plan = compiled.plan
     if plan is not None and sort != "relevance":
         # Newest or oldest: candidates read whole when few, else a walk down the time index.
@@ -221,6 +226,29 @@ def message_search(
     if first_page and len(page.hits) < SUGGEST_BELOW:
         page.suggestion = did_you_mean(query, tree)
     return page
+
+
+def _mail_scope(compiled: Compiled, *, mail: bool) -> None:
+    """Narrow `compiled` to the messages of mail accounts (`mail`), or of every other
+    account: one more condition, over the accounts' index (for mail, a scope a windowed
+    search may scan by, as a `source:` is)."""
+    providers = sorted(MAIL_PROVIDERS)
+    marks = ",".join("%s" for _ in providers)
+    sql = (
+        f"(m.account_id {'' if mail else 'NOT '}IN (SELECT a.id FROM archive_account AS a"
+        f" WHERE a.provider IN ({marks})))"
+    )
+    compiled.where = f"({compiled.where}) AND {sql}"
+    compiled.params = [*compiled.params, *providers]
+    plan = compiled.plan
+    if plan is None:
+        return
+    if mail:
+        plan.scope = f"{plan.scope} AND {sql}" if plan.scope else sql
+        plan.scope_params = [*plan.scope_params, *providers]
+    else:
+        plan.rest = f"({plan.rest}) AND {sql}"
+        plan.rest_params = [*plan.rest_params, *providers]
 
 
 def conversations_check(tree: Node) -> None:
@@ -363,3 +391,12 @@ def message_ids_matching(query: str, *, most: int) -> list[int]:
 def query_words(text: str) -> list[str]:
     """The words of `text` as the search analyzer cuts them (for searches outside FTS)."""
     return [str(word) for word in WORD.findall(text)]
+
+
+def search_all(**options: Any) -> Any:
+    """Search all (`archive.search.everything.search_all`, an AllPage) as other capabilities
+    read it, through this public face. That module builds on this one's message search, so
+    it is imported when first called."""
+    from archive.search.everything import search_all as run
+
+    return run(**options)
