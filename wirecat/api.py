@@ -25,6 +25,7 @@ from ninja.security import django_auth
 from archive.conversations.api import router as conversations_router
 from archive.files.api import router as files_router
 from archive.gateway.api import router as gateway_router
+from archive.meaning.api import router as meaning_router
 from archive.owner.api import router as owner_router
 from archive.people.api import router as people_router
 from archive.search.api import router as search_router
@@ -179,6 +180,7 @@ for router in (
     store_router,
     files_router,
     conversations_router,
+    meaning_router,
     tasks_router,
     meetings_router,
     notes_router,

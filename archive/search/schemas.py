@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from ninja import Schema
 
-from archive.web.schemas import At
+from archive.search.everything import KINDS, MODES
+from archive.web.schemas import At, Choice
 
 
 class SnippetPart(Schema):
@@ -113,3 +114,44 @@ class SearchOut(Schema):
     # word's other forms are found only in what it holds, the words as written everywhere.
     stems_behind: bool = False
     senders: list[FromMatchOut] = []  # whom each `from:` named (not `from:me`)
+
+
+# --- search all -----------------------------------------------------------------------------
+
+AllKind = Annotated[str, Choice("kind", KINDS)]
+
+
+class AllItemOut(Schema):
+    """One thing search all found: its kind, its typed reference (`message:msg_…`,
+    `note:note_…`, `meeting:mtg_…`, `conversation:cnv_…`, `attachment:att_…`), what it is
+    called, a snippet (the words that matched marked; a meaning hit shows the start of its
+    text), when it was, why it matched, its fused score (higher is better), the owner's
+    page of it, and for a meeting found in its transcript the moment (ms from its start)."""
+
+    kind: AllKind
+    ref: str
+    title: str
+    snippet: list[SnippetPart]
+    when: At | None
+    why: list[Annotated[str, Choice("why", ("words", "meaning"))]]
+    score: float
+    url: str
+    at_ms: int | None = None
+
+
+class SearchAllOut(Schema):
+    """A page of search all: the items best first by fused rank, the next page's cursor,
+    per kind how many were found (`capped`: its list was full, so more may match), the
+    kinds (or `kind:meaning`, one side of a hybrid) that could not answer and why, and how
+    many meaning hits were left out because their source changed since it was indexed."""
+
+    query: str
+    mode: Annotated[str, Choice("mode", MODES)]
+    kinds: list[AllKind]
+    like: str | None  # "more like this": the reference the search started from
+    items: list[AllItemOut]
+    next_cursor: str | None
+    counts: dict[str, int]
+    capped: dict[str, bool]
+    skipped: dict[str, str]
+    stale: int

@@ -8,8 +8,9 @@ notes) rank by its windows (`windows.py`), through the names re-exported below.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
@@ -55,6 +56,9 @@ from archive.search.windows import Corpus as Corpus
 from archive.store.models import Message
 from archive.tags.selectors import tagged_via
 from wirecat.errors import Invalid
+
+if TYPE_CHECKING:
+    from archive.search.everything import AllPage
 
 SORTS = ("relevance", "newest", "oldest")
 MAX_LIMIT = 100
@@ -393,10 +397,18 @@ def query_words(text: str) -> list[str]:
     return [str(word) for word in WORD.findall(text)]
 
 
-def search_all(**options: Any) -> Any:
-    """Search all (`archive.search.everything.search_all`, an AllPage) as other capabilities
-    read it, through this public face. That module builds on this one's message search, so
-    it is imported when first called."""
+def search_all(
+    *,
+    query: str,
+    mode: str = "hybrid",
+    kinds: Collection[str] | None = None,
+    cursor: str | None = None,
+    limit: int = 20,
+    like: str | None = None,
+) -> AllPage:
+    """Search all (`archive.search.everything.search_all`) as other capabilities and the
+    commands read it, through this public face. That module builds on this one's message
+    search, so it is imported when first called."""
     from archive.search.everything import search_all as run
 
-    return run(**options)
+    return run(query=query, mode=mode, kinds=kinds, cursor=cursor, limit=limit, like=like)

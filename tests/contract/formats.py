@@ -19,7 +19,9 @@ import schemathesis
 from hypothesis import strategies as st
 
 from archive.gateway.selectors import _token
+from archive.search import everything
 from archive.search.parser import parse
+from archive.search.querykit import MAX_OFFSET, offset_cursor
 from wirecat.errors import Invalid
 
 _ROW = st.integers(min_value=0, max_value=2**62 - 1)
@@ -84,6 +86,10 @@ FORMATS = {
     # A search's cursor holds for the same query and sort only, which a schema cannot tie
     # together: the one cursor valid for every search is the first page's, "".
     "wirecat-search-cursor": st.just(""),
+    # Search all's cursor is an offset into the fused list, any of which a search can page to.
+    "wirecat-search-all-cursor": st.integers(min_value=0, max_value=MAX_OFFSET).map(
+        lambda n: offset_cursor(n, everything._CURSOR_MARK)
+    ),
 }
 
 

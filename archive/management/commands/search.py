@@ -1,6 +1,8 @@
 """`wirecat search "QUERY" [--sort S] [--limit N] [--json] [--meetings | --notes]`: the
 page's search, in a shell; `--meetings` searches what was said in meetings instead of
-messages, `--notes` the owner's notes."""
+messages, `--notes` the owner's notes. `wirecat search --all [--mode M] [--kinds K,…]
+[--like REF] QUERY` searches everything (messages, mail, notes, meetings, conversations,
+files) by words, meaning or both, fused by rank."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from archive.search.selectors import MAX_LIMIT, SORTS, MatchedIn, message_search
+from archive.search.selectors import MAX_LIMIT, SORTS, MatchedIn, message_search, search_all
 from archive.search.services.searches import search_run, search_run_record
 from meetings.selectors import MeetingSearchPage, meeting_search
 from notes.selectors import NoteSearchPage, note_search
@@ -20,8 +22,14 @@ class Command(BaseCommand):
     help = "Search the archive's messages with the query language."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("query", help="e.g. 'invoice from:ann after:2024-01-01 -\"draft\"'")
-        parser.add_argument("--sort", choices=SORTS, default="relevance")
+        parser.add_argument(
+            "query",
+            nargs="?",
+            default=None,
+            help="e.g. 'invoice from:ann after:2024-01-01 -\"draft\"' (with --all --like: may be"
+            " left out)",
+        )
+        parser.add_argument("--sort", choices=SORTS, help="relevance (the default) or a date order")
         parser.add_argument("--limit", type=int, default=20, help=f"at most {MAX_LIMIT}")
         parser.add_argument("--cursor", help="the cursor a previous page printed")
         parser.add_argument("--json", action="store_true", help="print the hits as JSON lines")
@@ -30,10 +38,49 @@ class Command(BaseCommand):
             "--meetings", action="store_true", help="search transcripts and meetings instead"
         )
         kinds.add_argument("--notes", action="store_true", help="search the notes instead")
+        kinds.add_argument(
+            "--all",
+            action="store_true",
+            help="search everything: messages, mail, notes, meetings, conversations, files",
+        )
+        parser.add_argument(
+            "--mode", help="with --all: words, meaning, or both fused (hybrid, the default)"
+        )
+        parser.add_argument(
+            "--kinds", help="with --all: the kinds to search, e.g. message,note (all by default)"
+        )
+        parser.add_argument(
+            "--like",
+            metavar="REF",
+            help="with --all: things like this one (message:msg_…, note:note_…, meeting:mtg_…,"
+            " conversation:cnv_…), by meaning",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        query: str = options["query"]
+        if not options["all"]:
+            given = [f"--{name}" for name in ("mode", "kinds", "like") if options[name] is not None]
+            if given:
+                raise CommandError(f"{', '.join(given)}: only with --all")
+        elif options["sort"] is not None:
+            raise CommandError("--sort: search all orders by fused rank; leave --sort out")
+        if options["query"] is None and not (options["all"] and options["like"]):
+            raise CommandError("give a query (or --all --like REF)")
+        query: str = options["query"] or ""
+        options["sort"] = options["sort"] or "relevance"
         try:
+            if options["all"]:
+                self._all(
+                    search_all(
+                        query=query,
+                        mode=options["mode"] or "hybrid",
+                        kinds=options["kinds"],
+                        cursor=options["cursor"],
+                        limit=options["limit"],
+                        like=options["like"],
+                    ),
+                    as_json=options["json"],
+                )
+                return
             if options["meetings"]:
                 self._meetings(
                     meeting_search(query=query, cursor=options["cursor"], limit=options["limit"]),
@@ -158,6 +205,38 @@ class Command(BaseCommand):
                 self.stdout.write("No notes match." if page.parsed else "Give a query.")
             elif page.next_cursor:
                 self.stdout.write(f"More: --cursor {page.next_cursor}")
+
+    def _all(self, page: Any, *, as_json: bool) -> None:
+        """Search all's page (archive.search.everything.AllPage): each thing, then the
+        counts per kind and the kinds skipped, with why."""
+        for item in page.items:
+            why = "+".join(side for side in ("words", "meaning") if side in item.why)
+            text = " ".join("".join(part.text for part in item.snippet).split())
+            if as_json:
+                found: dict[str, object] = {"kind": item.kind, "ref": item.ref}
+                found |= {"title": item.title, "why": why.split("+"), "snippet": text}
+                found |= {"when": item.when.isoformat() if item.when else None}
+                found |= {"score": item.score, "at_ms": item.at_ms}
+                self.stdout.write(json.dumps(found, ensure_ascii=False))
+                continue
+            self.stdout.write(f"{item.kind:<12} {why:<13} {item.title}  {item.ref}\n    {text}")
+        if as_json:
+            return
+        if not page.items:
+            self.stdout.write(
+                "Nothing matches." if page.query.strip() or page.like else "Give a query."
+            )
+        elif page.next_cursor:
+            self.stdout.write(f"More: --cursor {page.next_cursor}")
+        counts = ", ".join(
+            f"{kind} {page.counts.get(kind, 0)}{'+' if page.capped.get(kind) else ''}"
+            for kind in page.kinds
+        )
+        self.stdout.write(f"Found ({page.mode}): {counts}")
+        for key, reason in page.skipped.items():
+            self.stdout.write(f"Skipped {key}: {reason}")
+        if page.stale:
+            self.stdout.write(f"Left out {page.stale} meaning hits whose source changed since.")
 
 
 def _matched_in_json(found: MatchedIn | None) -> dict[str, object] | None:
