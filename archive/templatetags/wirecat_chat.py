@@ -4,20 +4,29 @@ page's time; here it is one string format per message."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django import template
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 register = template.Library()
 
 
+@functools.cache
+def _like_start() -> str:
+    """The start of a "more like this" address (the search page's, by meaning): reversed
+    once, not for each of a page's messages."""
+    return f"{reverse('archive:search')}?like=message:"
+
+
 @register.simple_tag
 def message_menu(row: Any, links: dict[str, str], deleted_param: str = "") -> SafeString:
     """The <details> menu of one message (a MessageRow): add a tag, make a task, its
     permalink, copy its text (chat.js shows that one), write a note linked to it, open it in
-    its conversation, its earlier versions if edited.
+    its conversation, search for more like it (by meaning), its earlier versions if edited.
     Every item is a link that works without JavaScript; htmx loads two of them in place."""
     mid = row.message.public_id
     page = links["message"] + mid + "/"
@@ -40,6 +49,7 @@ def message_menu(row: Any, links: dict[str, str], deleted_param: str = "") -> Sa
         '<button type="button" class="act-copy" hidden>Copy text</button>'
         '<a class="act-note" href="{5}">Write a note</a>'
         '<a class="act-conversation" href="{3}conversation/">Show its conversation</a>'
+        '<a class="act-like" href="{6}{0}">More like this</a>'
         "{4}</div></details>",
         mid,
         deleted_param,
@@ -47,4 +57,5 @@ def message_menu(row: Any, links: dict[str, str], deleted_param: str = "") -> Sa
         page,
         revisions,
         links["note_new"] + mid,
+        _like_start(),
     )

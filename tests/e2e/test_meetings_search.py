@@ -83,7 +83,7 @@ def test_a_spoken_word_found_on_the_meetings_tab_opens_the_meeting_at_that_line(
     width = PHONE["width"] if name.startswith("390") else DESKTOP["width"]
     sign_in(tab, live_server)
     tab.goto(live_server.url + "/search/")
-    tab.get_by_label("Search messages and meetings").press_sequentially("warehouse", delay=30)
+    tab.get_by_label("Search messages").press_sequentially("warehouse", delay=30)
     tab.locator("#results li.hit mark").first.wait_for()
     # The Messages tab first: the message, and no meeting among its hits.
     assert tab.locator("#results li.meeting-hit").count() == 0
@@ -95,7 +95,7 @@ def test_a_spoken_word_found_on_the_meetings_tab_opens_the_meeting_at_that_line(
     tab.get_by_role("navigation", name="What to search").get_by_role(
         "link", name="Meetings"
     ).click()
-    tab.wait_for_url("**/search/?q=warehouse*kind=meetings")
+    tab.wait_for_url("**/search/?q=warehouse*tab=meeting*")
     hits = tab.locator("#results li.meeting-hit")
     hits.first.wait_for()
     assert hits.count() == 3  # two lines said, one meeting's title and description

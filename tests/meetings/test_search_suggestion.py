@@ -79,4 +79,4 @@ def test_the_api_answers_the_suggestion(breakfast: None) -> None:
 
 def test_the_meetings_tab_offers_the_suggestion(owner_client: Client, breakfast: None) -> None:
     html = owner_client.get("/search/", {"q": "marmelade", "kind": "meetings"}).content.decode()
-    assert 'Did you mean\n      <a href="?q=marmalade&amp;kind=meetings">marmalade</a>?' in html
+    assert 'Did you mean\n      <a href="?q=marmalade&amp;tab=meeting">marmalade</a>?' in html

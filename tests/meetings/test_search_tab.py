@@ -41,14 +41,16 @@ def test_the_tabs_are_plain_links_keeping_the_query_and_mark_the_current_one(
         r'<a href="\?q=invoice&amp;sort=relevance" aria-current="page">Messages', messages_tab
     )
     assert re.search(
-        r'<a href="\?q=invoice&amp;sort=relevance&amp;kind=meetings">Meetings', messages_tab
+        r'<a href="\?q=invoice&amp;tab=meeting&amp;mode=hybrid">Meetings', messages_tab
     )
 
-    meetings_tab = _get(owner_client, "/search/?q=invoice&kind=meetings")
+    meetings_tab = _get(owner_client, "/search/?q=invoice&tab=meeting")
     assert re.search(r'<a href="\?q=invoice&amp;sort=relevance">Messages', meetings_tab)
-    assert re.search(r'kind=meetings" aria-current="page">Meetings', meetings_tab)
+    assert re.search(r'tab=meeting&amp;mode=hybrid" aria-current="page">Meetings', meetings_tab)
     # Typing on the Meetings tab stays on it.
-    assert '<input type="hidden" name="kind" value="meetings">' in meetings_tab
+    assert '<input type="hidden" name="tab" value="meeting">' in meetings_tab
+    # The tab's address before there were more tabs still opens it.
+    assert 'aria-current="page">Meetings' in _get(owner_client, "/search/?q=invoice&kind=meetings")
 
 
 def test_a_spoken_word_links_to_its_line_with_speaker_and_time_into_the_meeting(
@@ -95,13 +97,14 @@ def test_more_results_pages_with_the_selectors_cursor(owner_client: Client) -> N
         transcript(made, [("Ann", "the deploy went fine")])
     first = _get(owner_client, "/search/?q=deploy&kind=meetings")
     assert len(_hits(first)) == 20
-    assert 'class="tab-count"' not in first  # counting beyond a page would cost a search
-    more = re.search(r'<a href="(\?q=deploy&amp;kind=meetings&amp;cursor=[^"]+)"', first)
+    # Counting beyond a page would cost a search.
+    assert 'aria-current="page">Meetings</a>' in first
+    more = re.search(r'<a href="(\?q=deploy&amp;tab=meeting&amp;cursor=[^"]+)"', first)
     assert more is not None
     second = _get(owner_client, "/search/" + more.group(1).replace("&amp;", "&"))
     assert len(_hits(second)) == 5
     assert "More results" not in second
-    assert 'kind=meetings" aria-current="page"' in second
+    assert 'aria-current="page">Meetings' in second
 
 
 @pytest.mark.parametrize(
@@ -141,7 +144,7 @@ def test_htmx_swaps_the_meetings_results_with_the_tabs(owner_client: Client) -> 
     response = owner_client.get("/search/?q=lunch&kind=meetings", HTTP_HX_REQUEST="true")
     html = response.content.decode()
     assert html.lstrip().startswith('<section id="results"')
-    assert 'kind=meetings" aria-current="page"' in html
+    assert 'aria-current="page">Meetings' in html
     assert len(_hits(html)) == 1
 
 
