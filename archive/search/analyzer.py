@@ -40,6 +40,12 @@ def _stemmer(language: str) -> snowballstemmer.stemmer:
     return snowballstemmer.stemmer(language)
 
 
+@cache
+def _snowball_version() -> str:
+    # Read once: reading a package's metadata costs milliseconds, and every search asks.
+    return version("snowballstemmer")
+
+
 @dataclass(frozen=True)
 class Analyzer:
     latin: tuple[str, ...] = DEFAULT_LATIN
@@ -48,8 +54,7 @@ class Analyzer:
     @property
     def signature(self) -> str:
         return (
-            f"snowballstemmer {version('snowballstemmer')}; cyrillic=russian; "
-            f"latin={'+'.join(self.latin)}"
+            f"snowballstemmer {_snowball_version()}; cyrillic=russian; latin={'+'.join(self.latin)}"
         )
 
     def word_stems(self, word: str) -> tuple[str, ...]:
