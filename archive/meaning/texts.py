@@ -54,6 +54,23 @@ def transcript_lines(transcript_ids: Iterable[int]) -> dict[int, Lines]:
     return found
 
 
+# The segments from one to another of the same transcript, in its order: a chunk's lines
+# only (an hour's transcript holds about 900).
+_SEGMENT_RANGE = (
+    "SELECT g.id, g.text FROM meetings_segment AS a"
+    " JOIN meetings_segment AS b ON b.id = %s AND b.transcript_id = a.transcript_id"
+    " JOIN meetings_segment AS g ON g.transcript_id = a.transcript_id"
+    " AND g.seq BETWEEN a.seq AND b.seq"
+    " WHERE a.id = %s ORDER BY g.seq"
+)
+
+
+def segment_range(first_id: int, last_id: int) -> Lines:
+    with connection.cursor() as cursor:
+        cursor.execute(_SEGMENT_RANGE, [last_id, first_id])
+        return [(int(pk), text or "") for pk, text in cursor.fetchall()]
+
+
 def note_document(note: Note) -> tuple[str, str]:
     return note.title, note.body
 
@@ -81,16 +98,14 @@ def chunk_texts(chunks: Sequence[Chunk]) -> dict[int, str | None]:
             chunk.text_start,
             chunk.text_end,
         )
-    if ChunkKind.TRANSCRIPT in sources:
-        segments = transcript_lines(sources[ChunkKind.TRANSCRIPT])
-        for chunk in by_kind[ChunkKind.TRANSCRIPT]:
-            found[chunk.pk] = lines_text(
-                segments.get(chunk.source_id, []),
-                chunk.first_id,
-                chunk.last_id,
-                chunk.text_start,
-                chunk.text_end,
-            )
+    for chunk in by_kind.get(ChunkKind.TRANSCRIPT, []):
+        found[chunk.pk] = lines_text(
+            segment_range(chunk.first_id, chunk.last_id),
+            chunk.first_id,
+            chunk.last_id,
+            chunk.text_start,
+            chunk.text_end,
+        )
     if ChunkKind.NOTE in sources:
         notes = Note.objects.in_bulk(sources[ChunkKind.NOTE])
         for chunk in by_kind[ChunkKind.NOTE]:

@@ -43,7 +43,7 @@ from archive.search.all_meaning import (
 from archive.search.file_search import file_text_search
 from archive.search.parser import Node, QuerySyntaxError, parse
 from archive.search.querykit import cursor_offset, filters, offset_cursor, positive_terms
-from archive.search.selectors import Segment, message_search
+from archive.search.selectors import SearchPage, Segment, message_search
 from meetings.selectors import meeting_search
 from notes.selectors import note_search
 from wirecat.errors import Invalid
@@ -148,11 +148,12 @@ def search_all(
     lists: list[tuple[str, list[Found]]] = []  # (side, ranked things)
     if mode != "meaning" and tree is not None:
         stored = _stored(wanted)
+        searched: dict[bool | None, SearchPage] = {}  # the message searches, run once each
         for kind in wanted:
             if not stored[kind]:
                 page.skipped[kind] = _STORED[kind][1]
                 continue
-            found = _words(kind, query, page.skipped)
+            found = _words(kind, query, page.skipped, searched)
             if found is not None:
                 lists.append(("words", found))
     if mode != "words" and (tree is not None or start is not None):
@@ -223,10 +224,16 @@ def _fused(lists: list[tuple[str, list[Found]]]) -> list[Item]:
 # --- words --------------------------------------------------------------------------------
 
 
-def _words(kind: str, query: str, skipped: dict[str, str]) -> list[Found] | None:
+def _words(
+    kind: str, query: str, skipped: dict[str, str], searched: dict[bool | None, SearchPage]
+) -> list[Found] | None:
     """The kind's own search of `query`, its best DEPTH things; None (and the reason in
     `skipped`) when it cannot answer: an operator it lacks."""
     try:
+        if kind in ("message", "mail"):
+            return _messages(query, mail=kind == "mail", searched=searched)
+        if kind == "conversation":
+            return _conversations(query, searched)
         return _SEARCHES[kind](query)
     except QuerySyntaxError:
         raise
@@ -235,11 +242,21 @@ def _words(kind: str, query: str, skipped: dict[str, str]) -> list[Found] | None
         return None
 
 
-def _messages(query: str, *, mail: bool) -> list[Found]:
+def _message_page(
+    query: str, mail: bool | None, searched: dict[bool | None, SearchPage]
+) -> SearchPage:
+    """The message search of this scope (mail, not mail, both), WIDE hits, run once for the
+    messages', mail's and conversations' lists alike."""
+    if mail not in searched:
+        searched[mail] = message_search(query=query, limit=WIDE, mail=mail)
+    return searched[mail]
+
+
+def _messages(query: str, *, mail: bool, searched: dict[bool | None, SearchPage]) -> list[Found]:
     kind = "mail" if mail else "message"
-    page = message_search(query=query, limit=DEPTH, mail=mail)
+    page = _message_page(query, mail, searched)
     found: list[Found] = []
-    for hit in page.hits:
+    for hit in page.hits[:DEPTH]:
         shown = hit.snippet
         if hit.matched_in is not None and not any(part.hit for part in shown):
             shown = hit.matched_in.snippet  # found by its file: where the file matched
@@ -281,12 +298,14 @@ def _meetings(query: str) -> list[Found]:
     return list(found.values())[:DEPTH]
 
 
-def _conversations(query: str) -> list[Found]:
+def _conversations(query: str, searched: dict[bool | None, SearchPage]) -> list[Found]:
     """The conversations of the best messages, in the order their first message came,
-    each shown by that message."""
-    page = message_search(query=query, limit=WIDE)
+    each shown by that message. The messages' and mail's searches of this search all serve
+    when they ran (the All tab); else one search of every account."""
+    pages = [searched[scope] for scope in (False, True) if scope in searched]
+    hits = [hit for page in pages for hit in page.hits] or _message_page(query, None, searched).hits
     found: dict[str, Found] = {}
-    for hit in page.hits:
+    for hit in hits:
         view = hit.conversation
         if view is None or view.public_id in found:
             continue
@@ -316,11 +335,8 @@ def _files(query: str) -> list[Found]:
 
 
 _SEARCHES: dict[str, Callable[[str], list[Found]]] = {
-    "message": lambda query: _messages(query, mail=False),
-    "mail": lambda query: _messages(query, mail=True),
     "note": _notes,
     "meeting": _meetings,
-    "conversation": _conversations,
     "file": _files,
 }
 # Per kind: whether anything of it is stored, and what to say when not (one statement
