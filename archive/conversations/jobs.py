@@ -8,8 +8,6 @@ queued), and when it ends it asks again if chats were marked meanwhile."""
 from __future__ import annotations
 
 import functools
-import logging
-import time
 from pathlib import Path
 
 from celery import shared_task
@@ -21,9 +19,7 @@ from archive.conversations.services.builds import (
     conversations_build_due,
 )
 from archive.conversations.services.state import CONVERSATIONS_DUE
-from archive.store.effects import effect_connect
-
-log = logging.getLogger(__name__)
+from archive.store.effects import ask_once, effect_connect
 
 # One run builds chats for about this long (the chat being built is finished), then
 # queues the next run while chats wait, so other jobs on the queue get their turn.
@@ -40,20 +36,13 @@ def _asked() -> Path:
 
 
 def conversations_build_ask(*, countdown: float = 0.0) -> None:
-    """Queue the build job, unless a run is queued and has not started yet. A broker that
-    does not answer is not waited for: beat's run catches up."""
-    marker = _asked()
-    try:
-        if time.time() - marker.stat().st_mtime < ASKED_FRESH_SECONDS:
-            return
-    except FileNotFoundError:
-        pass
-    marker.touch()
-    try:
-        _enqueue(countdown=countdown or None)
-    except Exception:  # the broker: whatever it raises, beat's run catches up
-        marker.unlink(missing_ok=True)
-        log.warning("conversations: the build job could not be queued", exc_info=True)
+    """Queue the build job, unless a run is queued and has not started yet."""
+    ask_once(
+        _asked(),
+        fresh_seconds=ASKED_FRESH_SECONDS,
+        enqueue=lambda: _enqueue(countdown=countdown or None),
+        what="conversations: the build job",
+    )
 
 
 @shared_task(name="archive.jobs.conversations_build", ignore_result=True)

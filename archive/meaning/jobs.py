@@ -6,8 +6,6 @@ until it starts (a marker file in the state folder)."""
 from __future__ import annotations
 
 import functools
-import logging
-import time
 from pathlib import Path
 
 from celery import shared_task
@@ -16,9 +14,7 @@ from django.conf import settings
 from archive.conversations.services.state import CONVERSATIONS_BUILT
 from archive.meaning.services import forget  # noqa: F401  (connects its store-signal receiver)
 from archive.meaning.services.refresh import EMBEDDINGS_DUE, embeddings_refresh
-from archive.store.effects import effect_connect
-
-log = logging.getLogger(__name__)
+from archive.store.effects import ask_once, effect_connect
 
 BUDGET_SECONDS = 120.0  # a run embeds for about this long, then queues the next
 ASKED_FRESH_SECONDS = 300.0  # an ask older than this is not a duplicate (a lost run)
@@ -29,20 +25,13 @@ def _asked() -> Path:
 
 
 def embeddings_refresh_ask() -> None:
-    """Queue the refresh, unless a run is queued and has not started yet. A broker that
-    does not answer is not waited for: beat's run catches up."""
-    marker = _asked()
-    try:
-        if time.time() - marker.stat().st_mtime < ASKED_FRESH_SECONDS:
-            return
-    except FileNotFoundError:
-        pass
-    marker.touch()
-    try:
-        _enqueue()
-    except Exception:  # the broker: whatever it raises, beat's run catches up
-        marker.unlink(missing_ok=True)
-        log.warning("meaning: the refresh job could not be queued", exc_info=True)
+    """Queue the refresh, unless a run is queued and has not started yet."""
+    ask_once(
+        _asked(),
+        fresh_seconds=ASKED_FRESH_SECONDS,
+        enqueue=lambda: _enqueue(),
+        what="meaning: the refresh job",
+    )
 
 
 @shared_task(name="archive.jobs.embeddings_refresh", ignore_result=True)

@@ -14,8 +14,10 @@ an effect finds its handlers wherever the use case runs: a page, the API, a work
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.db import transaction
 
@@ -83,3 +85,23 @@ def on_commit_effect(name: str, **args: Arg) -> None:
     ):
         return
     transaction.on_commit(effect, robust=True)
+
+
+def ask_once(
+    marker: Path, *, fresh_seconds: float, enqueue: Callable[[], object], what: str
+) -> None:
+    """Queue a job through `enqueue` unless a run asked for less than `fresh_seconds` ago
+    has not started yet (it removes `marker` when it starts): an import's thousand batches
+    ask a thousand times and queue one run. A broker that does not answer is not waited
+    for (the job's beat entry catches up); the ask is then forgotten."""
+    try:
+        if time.time() - marker.stat().st_mtime < fresh_seconds:
+            return
+    except FileNotFoundError:
+        pass
+    marker.touch()
+    try:
+        enqueue()
+    except Exception:  # the broker: whatever it raises, beat's run catches up
+        marker.unlink(missing_ok=True)
+        log.warning("%s could not be queued", what, exc_info=True)

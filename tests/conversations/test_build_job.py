@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from archive.conversations.services.builds import builder_lock, conversations_bu
 from archive.store.models import Chat
 from archive.store.sink import batch_record
 from tests.archive.test_worker import celery_worker, wait_for_heartbeat
+from tests.broker import queued
 from tests.factories import batch, message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -153,18 +153,7 @@ def test_an_import_gets_its_chat_built_by_a_real_worker(tmp_path: Path, settings
 
 
 def _queued_builds(settings: Any) -> int:
-    """Build jobs waiting in the embedded broker (its SQLite file)."""
-    path = Path(settings.CELERY_BROKER_URL.removeprefix("sqla+sqlite:///"))
-    if not path.exists():
-        return 0
-    with sqlite3.connect(path) as broker:
-        found = broker.execute(
-            "SELECT count(*) FROM sqlite_master WHERE name = 'kombu_message'"
-        ).fetchone()[0]
-        if not found:
-            return 0
-        rows = broker.execute("SELECT payload FROM kombu_message WHERE visible = 1").fetchall()
-    return sum(1 for (payload,) in rows if "archive.jobs.conversations_build" in str(payload))
+    return queued(settings, "archive.jobs.conversations_build")
 
 
 def test_an_import_s_many_batches_queue_one_build(settings: Any) -> None:

@@ -4,7 +4,6 @@ the sink asks for the build, the build asks for the refresh, nothing else is cal
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from archive.meaning.selectors import meaning_search, readiness
 from archive.store.models import Chat
 from archive.store.sink import batch_record
 from tests.archive.test_worker import celery_worker, wait_for_heartbeat
+from tests.broker import queued
 from tests.factories import batch, message
 from wirecat.celery import app
 
@@ -26,18 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _queued_refreshes(settings: Any) -> int:
-    """Refresh jobs waiting in the embedded broker (its SQLite file)."""
-    path = Path(settings.CELERY_BROKER_URL.removeprefix("sqla+sqlite:///"))
-    if not path.exists():
-        return 0
-    with sqlite3.connect(path) as broker:
-        found = broker.execute(
-            "SELECT count(*) FROM sqlite_master WHERE name = 'kombu_message'"
-        ).fetchone()[0]
-        if not found:
-            return 0
-        rows = broker.execute("SELECT payload FROM kombu_message WHERE visible = 1").fetchall()
-    return sum(1 for (payload,) in rows if "archive.jobs.embeddings_refresh" in str(payload))
+    return queued(settings, "archive.jobs.embeddings_refresh")
 
 
 def test_builds_ask_for_one_refresh_until_it_starts(settings: Any) -> None:
