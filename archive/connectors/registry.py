@@ -54,11 +54,6 @@ def text_markup(provider: str) -> str:
 MAIL_PROVIDERS: frozenset[str] = frozenset({"mail"})
 
 
-def is_mail(provider: str) -> bool:
-    """Whether `provider`'s messages are mail."""
-    return provider in MAIL_PROVIDERS
-
-
 def reader(name: str) -> ExportReader:
     """The reader of format `name` (its module imported now)."""
     _label, module = EXPORT_FORMATS[name]

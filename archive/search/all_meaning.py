@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from archive.connectors.registry import is_mail
+from archive.connectors.registry import MAIL_PROVIDERS
 from archive.conversations.selectors import (
     conversation_by_public_id,
     conversations_by_ids,
@@ -37,7 +37,7 @@ from archive.meaning.selectors import (
     query_vector,
 )
 from archive.search.selectors import Segment, snippet
-from archive.store.models import Message
+from archive.store.models import Chat, Message
 from meetings.models import Meeting, Transcript
 from meetings.models import Segment as TranscriptLine
 from notes.models import Note
@@ -105,7 +105,9 @@ def meaning_lists(
             found.skipped[kind] = reason
     conversations = answer.hits.get("conversation", [])
     if conversations and {"message", "mail"} & set(kinds):
-        messages, mail = _messages(conversations)
+        messages, mail = _messages(
+            conversations, most=most, wanted={"message", "mail"} & set(kinds)
+        )
         if "message" in kinds:
             found.lists["message"] = messages[:most]
         if "mail" in kinds:
@@ -145,30 +147,46 @@ def message_found(message: Message, kind: str, shown: tuple[Segment, ...]) -> Fo
     )
 
 
-def _messages(hits: list[MeaningHit]) -> tuple[list[Found], list[Found]]:
-    """The messages each conversation chunk holds, chunk by chunk, in the chat's order:
-    (messages, mail)."""
-    lines = conversation_lines(hit.source_id for hit in hits)
-    ranked: list[int] = []
-    for hit in hits:
-        ids = [message_id for message_id, _ in lines.get(hit.source_id, [])]
-        first, last = hit.chunk.first_id, hit.chunk.last_id
-        if first in ids and last in ids:
-            ranked.extend(ids[ids.index(first) : ids.index(last) + 1])
-    found = Message.objects.select_related("chat", "account", "sender").in_bulk(ranked)
-    messages: list[Found] = []
-    mail: list[Found] = []
-    seen: set[int] = set()
-    for message_id in ranked:
-        message = found.get(message_id)
-        if message is None or message_id in seen or message.deleted_at is not None:
+# Conversation hits whose messages are read at a time, until the lists asked for are full.
+_HITS_AT_ONCE = 10
+
+
+def _messages(
+    hits: list[MeaningHit], *, most: int, wanted: set[str]
+) -> tuple[list[Found], list[Found]]:
+    """The messages each conversation chunk holds, chunk by chunk, in the chat's order,
+    until `most` of each kind `wanted` are found: (messages, mail)."""
+    mail_chats = set(
+        Chat.objects.filter(
+            pk__in={hit.chunk.chat_id for hit in hits}, account__provider__in=MAIL_PROVIDERS
+        ).values_list("pk", flat=True)
+    )
+    ranked: dict[str, list[int]] = {"message": [], "mail": []}
+    for start in range(0, len(hits), _HITS_AT_ONCE):
+        if all(len(ranked[kind]) >= most for kind in wanted):
+            break
+        part = hits[start : start + _HITS_AT_ONCE]
+        lines = conversation_lines(hit.source_id for hit in part)
+        for hit in part:
+            ids = [message_id for message_id, _ in lines.get(hit.source_id, [])]
+            first, last = hit.chunk.first_id, hit.chunk.last_id
+            if first in ids and last in ids:
+                kind = "mail" if hit.chunk.chat_id in mail_chats else "message"
+                ranked[kind].extend(ids[ids.index(first) : ids.index(last) + 1])
+    lists: dict[str, list[Found]] = {"message": [], "mail": []}
+    for kind, ids in ranked.items():
+        if kind not in wanted:
             continue
-        seen.add(message_id)
-        if is_mail(message.account.provider):
-            mail.append(message_found(message, "mail", start_of(message.text)))
-        else:
-            messages.append(message_found(message, "message", start_of(message.text)))
-    return messages, mail
+        order = list(dict.fromkeys(ids))[: most * 2]  # room for a few deleted since
+        found = Message.objects.select_related("chat", "sender").in_bulk(order)
+        for message_id in order:
+            message = found.get(message_id)
+            if message is None or message.deleted_at is not None:
+                continue
+            lists[kind].append(message_found(message, kind, start_of(message.text)))
+            if len(lists[kind]) >= most:
+                break
+    return lists["message"], lists["mail"]
 
 
 def _conversations(hits: list[MeaningHit]) -> list[Found]:

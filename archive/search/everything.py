@@ -24,6 +24,7 @@ kind is counted over it. "More like this" (`like`) starts from one thing's text 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -146,6 +147,14 @@ def search_all(
         mode = "meaning"
     page = AllPage(query=query, mode=mode, kinds=wanted, like=start.ref if start else None)
     lists: list[tuple[str, list[Found]]] = []  # (side, ranked things)
+    meaning_wanted = mode != "words" and (tree is not None or start is not None)
+    beside: Future[tuple[list[list[Found]], AllPage]] | None = None
+    if meaning_wanted and mode == "hybrid" and not connection.in_atomic_block:
+        # Both sides: the meaning side (the model, the vector scan: both let go of the
+        # GIL) runs on the other core while the words are searched. Not inside a
+        # transaction, whose writes the other thread's connection would not see.
+        scratch = AllPage(query=query, mode=mode, kinds=wanted)
+        beside = _BESIDE.submit(_meaning, tree, start, wanted, scratch)
     if mode != "meaning" and tree is not None:
         stored = _stored(wanted)
         searched: dict[bool | None, SearchPage] = {}  # the message searches, run once each
@@ -156,8 +165,13 @@ def search_all(
             found = _words(kind, query, page.skipped, searched)
             if found is not None:
                 lists.append(("words", found))
-    if mode != "words" and (tree is not None or start is not None):
-        lists.extend(("meaning", found) for found in _meaning(tree, start, wanted, page))
+    if beside is not None:
+        found_lists, scratch = beside.result()
+        page.skipped.update(scratch.skipped)
+        page.stale += scratch.stale
+        lists.extend(("meaning", found) for found in found_lists)
+    elif meaning_wanted:
+        lists.extend(("meaning", found) for found in _meaning(tree, start, wanted, page)[0])
     if start is not None:
         lists = [(side, [f for f in found if f.ref != start.ref]) for side, found in lists]
     items = _fused(lists)
@@ -387,7 +401,7 @@ def _stored(kinds: tuple[str, ...]) -> dict[str, bool]:
 
 def _meaning(
     tree: Node | None, start: Reference | None, kinds: tuple[str, ...], page: AllPage
-) -> list[list[Found]]:
+) -> tuple[list[list[Found]], AllPage]:
     """The meaning side's lists, one per kind that answered; the others' reasons in the
     page's `skipped` (under `kind:meaning` when words answer too), its stale hits counted."""
 
@@ -415,15 +429,18 @@ def _meaning(
     if reason is not None:
         for kind in kinds:
             skip(kind, reason)
-        return []
+        return [], page
     page.stale += answer.stale
     for kind, reason in answer.skipped.items():
         skip(kind, reason)
-    return [answer.lists[kind] for kind in kinds if answer.lists.get(kind)]
+    return [answer.lists[kind] for kind in kinds if answer.lists.get(kind)], page
 
 
 # The parser's names of operators written otherwise (`in:` is "chat").
 _OPERATOR_NAMES = {"chat": "in"}
+# The thread a hybrid search's meaning side runs on (one: a web worker answers one request
+# at a time; its own connection to the store stays open for the next).
+_BESIDE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="search-meaning")
 
 
 def _meaning_text(tree: Node | None) -> str:
