@@ -1,7 +1,8 @@
 """The meaning index's job (queue `index`): `embeddings_refresh` after conversation builds
-and every ten minutes (beat), a bounded run at a time; a run that stops at its bound queues
-the next. Asks are gathered like the build job's: one run queued for all the asks made
-until it starts (a marker file in the state folder)."""
+and note saves, and every ten minutes (beat: transcripts and file texts), a bounded run at
+a time; a run that stops at its bound queues the next. Asks are gathered like the build
+job's: one run queued for all the asks made until it starts (a marker file in the state
+folder)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from archive.conversations.services.state import CONVERSATIONS_BUILT
 from archive.meaning.services import forget  # noqa: F401  (connects its store-signal receiver)
 from archive.meaning.services.refresh import EMBEDDINGS_DUE, embeddings_refresh
 from archive.store.effects import ask_once, effect_connect
+from notes.services.notes import NOTES_INDEX_QUEUED
 
 BUDGET_SECONDS = 120.0  # a run embeds for about this long, then queues the next
 ASKED_FRESH_SECONDS = 300.0  # an ask older than this is not a duplicate (a lost run)
@@ -49,3 +51,6 @@ _enqueue = functools.partial(embeddings_refresh_job.apply_async, retry=False)
 
 effect_connect(EMBEDDINGS_DUE, embeddings_refresh_ask)
 effect_connect(CONVERSATIONS_BUILT, embeddings_refresh_ask)
+# A note saved or deleted: its chunks are cut again (a refresh that finds nothing to do is
+# one query).
+effect_connect(NOTES_INDEX_QUEUED, embeddings_refresh_ask)

@@ -17,6 +17,7 @@ from archive.meaning.models import Chunk, ChunkKind
 from archive.meaning.selectors import meaning_search, readiness
 from archive.store.models import Chat
 from archive.store.sink import batch_record
+from notes.services.notes import note_create, note_update
 from tests.archive.test_worker import celery_worker, wait_for_heartbeat
 from tests.broker import queued
 from tests.factories import batch, message
@@ -50,6 +51,19 @@ def test_builds_ask_for_one_refresh_until_it_starts(settings: Any) -> None:
     batch_record(batch=batch(message("3", "found it, thanks", chat="a", minutes=2)))
     conversations_build(chat_id=Chat.objects.get(external_id="a").pk)
     assert _queued_refreshes(settings) == before + 2  # an ask after the run started queues again
+
+
+def test_a_note_saved_asks_for_the_refresh_and_its_run_cuts_and_embeds_it(
+    settings: Any,
+) -> None:
+    if not settings.CELERY_BROKER_URL.startswith("sqla+sqlite:///"):
+        pytest.fail("this test reads the embedded broker's file")
+    before = _queued_refreshes(settings)
+    note = note_create(title="Garden budget", body="Seeds, tools and a new hose.")
+    note_update(public_id=note.public_id, revision=note.revision, body="Seeds and tools.")
+    assert _queued_refreshes(settings) == before + 1  # two saves, one run queued
+    jobs.embeddings_refresh_job()
+    assert Chunk.objects.filter(kind=ChunkKind.NOTE).count() == 1 and readiness().ready
 
 
 def test_the_job_is_on_the_index_queue_and_beat_runs_it() -> None:
