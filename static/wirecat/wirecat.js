@@ -131,6 +131,24 @@
   document.addEventListener("load", function (event) { thumbLater(event.target); }, true);
   Array.prototype.forEach.call(document.querySelectorAll("a.thumb img"), thumbLater);
 
+  // A strip of tabs wider than the screen (the search's, on a phone) scrolls sideways:
+  // the current tab is brought into view, when the page loads and when htmx redraws it.
+  function currentTabShown(root) {
+    var strips = (root || document).querySelectorAll(".search-tabs");
+    Array.prototype.forEach.call(strips, function (strip) {
+      var current = strip.querySelector('[aria-current="page"]');
+      if (current && strip.scrollWidth > strip.clientWidth) {
+        var from = strip.getBoundingClientRect().left;
+        var at = current.getBoundingClientRect().left - from;
+        strip.scrollLeft += at - (strip.clientWidth - current.offsetWidth) / 2;
+      }
+    });
+  }
+  currentTabShown(document);
+  document.addEventListener("htmx:afterSettle", function (event) {
+    currentTabShown(event.target.parentNode || document);
+  });
+
   // The one-time login link, /login/code/#<code>: the code is in the fragment, which the
   // browser never sends. Put it into the page's form and post it; the fragment leaves the
   // address bar and the history.

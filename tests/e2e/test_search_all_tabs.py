@@ -88,6 +88,15 @@ def test_tabs_modes_and_more_like_this(
     tab.get_by_role("navigation", name="What to search").get_by_role("link", name="Notes").click()
     tab.wait_for_url("**/search/?q=budget&tab=note&mode=words")
     assert rows.count() == 1
+    # The current tab is in view, even where the strip is wider than the screen.
+    strip = tab.get_by_role("navigation", name="What to search")
+    current = strip.locator('[aria-current="page"]').bounding_box()
+    shown = strip.bounding_box()
+    assert current is not None and shown is not None
+    assert (
+        shown["x"] <= current["x"]
+        and current["x"] + current["width"] <= shown["x"] + shown["width"]
+    )
     _shots(tab, artifacts_dir, "notes", width, scheme)
     rows.first.locator("a.hit-link").click()
     tab.wait_for_url(f"**/notes/{made.note.public_id}/")
