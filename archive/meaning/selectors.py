@@ -27,7 +27,7 @@ KIND_NAMES = {kind: kind.label for kind in ChunkKind}
 OVERFETCH = 3
 MAX_K = 1_000  # sqlite-vec's own ceiling on k is 4,096
 # Farther than this (cosine similarity below 0.2) a chunk is not taken as meaning the same:
-# unrelated texts sit at 0.8–1.1 from each other under this model, paraphrases at 0.4–0.7.
+# unrelated texts sit 0.8 to 1.1 from each other under this model, paraphrases 0.4 to 0.7.
 # A search for nonsense finds nothing by meaning rather than the 50 least unrelated chunks;
 # on the held-out evaluation's tuning half, floors from 0.7 to 0.85 changed no figure.
 MAX_DISTANCE = 0.8
