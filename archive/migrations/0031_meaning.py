@@ -5,64 +5,107 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('archive', '0030_conversations'),
+        ("archive", "0030_conversations"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='VectorModel',
+            name="VectorModel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=80, unique=True)),
-                ('dims', models.PositiveSmallIntegerField()),
-                ('created_at', models.DateTimeField()),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=80, unique=True)),
+                ("dims", models.PositiveSmallIntegerField()),
+                ("created_at", models.DateTimeField()),
             ],
         ),
         migrations.CreateModel(
-            name='Chunk',
+            name="Chunk",
             fields=[
-                ('id', models.BigAutoField(primary_key=True, serialize=False)),
-                ('kind', models.PositiveSmallIntegerField(choices=[(1, 'conversation'), (2, 'note'), (3, 'transcript'), (4, 'file')])),
-                ('source_id', models.BigIntegerField()),
-                ('chat_id', models.BigIntegerField(blank=True, null=True)),
-                ('first_id', models.BigIntegerField(default=0)),
-                ('last_id', models.BigIntegerField(default=0)),
-                ('text_start', models.PositiveIntegerField(default=0)),
-                ('text_end', models.PositiveIntegerField(default=0)),
-                ('sha', models.BinaryField(max_length=32)),
-                ('chars', models.PositiveIntegerField(default=0)),
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                (
+                    "kind",
+                    models.PositiveSmallIntegerField(
+                        choices=[(1, "conversation"), (2, "note"), (3, "transcript"), (4, "file")]
+                    ),
+                ),
+                ("source_id", models.BigIntegerField()),
+                ("chat_id", models.BigIntegerField(blank=True, null=True)),
+                ("first_id", models.BigIntegerField(default=0)),
+                ("last_id", models.BigIntegerField(default=0)),
+                ("text_start", models.PositiveIntegerField(default=0)),
+                ("text_end", models.PositiveIntegerField(default=0)),
+                ("sha", models.BinaryField(max_length=32)),
+                ("chars", models.PositiveIntegerField(default=0)),
             ],
             options={
-                'indexes': [models.Index(fields=['kind', 'source_id'], name='chunk_source_idx'), models.Index(fields=['kind', 'sha'], name='chunk_sha_idx'), models.Index(fields=['chat_id'], name='chunk_chat_idx')],
+                "indexes": [
+                    models.Index(fields=["kind", "source_id"], name="chunk_source_idx"),
+                    models.Index(fields=["kind", "sha"], name="chunk_sha_idx"),
+                    models.Index(fields=["chat_id"], name="chunk_chat_idx"),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Chunked',
+            name="Chunked",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.PositiveSmallIntegerField(choices=[(1, 'conversation'), (2, 'note'), (3, 'transcript'), (4, 'file')])),
-                ('source_id', models.BigIntegerField()),
-                ('version', models.CharField(max_length=80)),
-                ('chunks', models.PositiveIntegerField(default=0)),
-                ('chunked_at', models.DateTimeField()),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.PositiveSmallIntegerField(
+                        choices=[(1, "conversation"), (2, "note"), (3, "transcript"), (4, "file")]
+                    ),
+                ),
+                ("source_id", models.BigIntegerField()),
+                ("version", models.CharField(max_length=80)),
+                ("chunks", models.PositiveIntegerField(default=0)),
+                ("chunked_at", models.DateTimeField()),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('kind', 'source_id'), name='chunked_source_unique')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("kind", "source_id"), name="chunked_source_unique"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Vector',
+            name="Vector",
             fields=[
-                ('id', models.BigAutoField(primary_key=True, serialize=False)),
-                ('kind', models.PositiveSmallIntegerField(choices=[(1, 'conversation'), (2, 'note'), (3, 'transcript'), (4, 'file')])),
-                ('sha', models.BinaryField(max_length=32)),
-                ('made_at', models.DateTimeField()),
-                ('model', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='vectors', to='archive.vectormodel')),
+                ("id", models.BigAutoField(primary_key=True, serialize=False)),
+                (
+                    "kind",
+                    models.PositiveSmallIntegerField(
+                        choices=[(1, "conversation"), (2, "note"), (3, "transcript"), (4, "file")]
+                    ),
+                ),
+                ("sha", models.BinaryField(max_length=32)),
+                ("made_at", models.DateTimeField()),
+                (
+                    "model",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="vectors",
+                        to="archive.vectormodel",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('model', 'kind', 'sha'), name='vector_key_unique')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("model", "kind", "sha"), name="vector_key_unique"
+                    )
+                ],
             },
         ),
         # A conversation's chunks go with it (old builds are dropped by SQL, in slices).
