@@ -3,7 +3,7 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from archive.conversations.models import ConversationState, Need
 from archive.conversations.selectors import chat_conversations, chat_links
@@ -45,6 +45,13 @@ def test_build_and_links() -> None:
     call_command("conversations", "links", "--chat", str(chat.pk), stdout=out)
     # bob's answer or alice's own thanks to it: either way the thread with bob
     assert out.getvalue().splitlines()[-1] in ("5\t2", "5\t4")
+
+
+@pytest.mark.parametrize("chat", ["99999999999999999999", "no such chat"])
+def test_a_chat_named_by_nothing_is_a_clear_error(chat: str) -> None:
+    """An id past SQLite's integers included: a sentence, not a traceback."""
+    with pytest.raises(CommandError, match="no chat has this id or title"):
+        call_command("conversations", "build", "--chat", chat)
 
 
 def test_a_draft_that_goes_out_asks_for_a_rebuild() -> None:

@@ -67,10 +67,7 @@ class Command(BaseCommand):
         seconds = _seconds(options["seconds"]) if options.get("seconds") is not None else None
         chat = None
         if options.get("chat"):
-            try:
-                chat = chat_find(options["chat"])
-            except OverflowError:  # digits past SQLite's integers: no chat's id
-                chat = None
+            chat = chat_find(options["chat"])
             if chat is None:
                 raise CommandError(f"--chat {options['chat']!r}: no chat has this id or title")
         bar = tqdm(
