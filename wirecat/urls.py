@@ -6,6 +6,7 @@ from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
+from archive.mcp.views import mcp_endpoint
 from archive.owner import views as owner_views
 from wirecat.api import api
 
@@ -27,6 +28,7 @@ urlpatterns = [
     path("login/code/", owner_views.login_with_code, name="login_code"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
+    path("mcp", mcp_endpoint, name="mcp"),  # MCP over streamable HTTP, agents only
     path("tasks/", include("tasks.urls")),
     path("meetings/", include("meetings.urls")),
     path("notes/", include("notes.urls")),

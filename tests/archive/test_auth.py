@@ -73,7 +73,7 @@ def test_every_url_refuses_anonymous_access(name: str, path: str) -> None:
     client = Client()
     for method in ("get", "post"):
         response = getattr(client, method)(path)
-        if path.startswith("/api/") and "docs" not in path and "openapi" not in path:
+        if path.startswith(("/api/", "/mcp")) and "docs" not in path and "openapi" not in path:
             assert response.status_code in (401, 404, 405), (method, path, response.status_code)
             continue
         assert response.status_code in (302, 403, 405), (method, path, response.status_code)
