@@ -16,4 +16,5 @@ CAPABILITIES = (
     "files",
     "conversations",
     "meaning",
+    "backups",
 )

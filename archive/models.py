@@ -6,6 +6,7 @@ this module only imports them so Django registers them under the one app label
 model from its capability's module, never from here.
 """
 
+from archive.backups.models import *  # noqa: F403
 from archive.conversations.models import *  # noqa: F403
 from archive.files.models import *  # noqa: F403
 from archive.gateway.models import *  # noqa: F403

@@ -117,6 +117,12 @@ def _beat_schedule(heartbeat_seconds: int) -> dict[str, dict[str, object]]:
             "schedule": crontab(hour="3", minute="30"),
             "options": {"expires": 60 * 60 * 6},
         },
+        # A backup into <state>/backups/, the newest WIRECAT_BACKUP_KEEP kept.
+        "backup-nightly": {
+            "task": "archive.jobs.backup_nightly",
+            "schedule": crontab(hour="2", minute="45"),
+            "options": {"expires": 60 * 60 * 6},
+        },
     }
 
 

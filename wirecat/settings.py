@@ -336,6 +336,8 @@ FILE_UPLOAD_TEMP_DIR = str(UPLOAD_DIR)
 if os.access(STATE_DIR, os.W_OK):  # read-only: an upload says so (wirecat/db/faults.py)
     UPLOAD_DIR.mkdir(parents=True, exist_ok=True)
 HEARTBEAT_SECONDS = int(os.environ.get("WIRECAT_HEARTBEAT_SECONDS", "30"))
+# The nightly backup (archive/backups/) keeps this many archives in <state>/backups/.
+BACKUP_KEEP = max(int(os.environ.get("WIRECAT_BACKUP_KEEP", "7")), 1)
 
 LOGGING = {
     "version": 1,

@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
+from archive.backups.selectors import backup_status
 from archive.conversations.selectors import readiness as conversations_readiness
 from archive.files.selectors import file_text_counts
 from archive.imports.selectors import import_list
@@ -47,6 +48,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "tasks_due": counts_due(),
             "files": file_text_counts(),
             "conversations": conversations_readiness(),
+            "backups": backup_status(),
             **_meaning(),
         },
     )
