@@ -29,6 +29,7 @@ from archive.meaning.api import router as meaning_router
 from archive.owner.api import router as owner_router
 from archive.people.api import router as people_router
 from archive.search.api import router as search_router
+from archive.stats.api import router as stats_router
 from archive.store.api import router as store_router
 from archive.tags.api import router as tags_router
 from archive.web.api import AgentToken
@@ -181,6 +182,7 @@ for router in (
     files_router,
     conversations_router,
     meaning_router,
+    stats_router,
     tasks_router,
     meetings_router,
     notes_router,

@@ -40,6 +40,8 @@ SCOPES = {
     "notes.write": "write, edit and delete notes and links (the agent is kept as author)",
     "conversations.links": "answer which earlier message each message of a chat replies to"
     " (the agent's batches; the answers are kept with the agent and its model)",
+    "stats.read": "read statistics: messages over time, hour of week, top chats and people,"
+    " unanswered messages and response times",
 }
 MARK_MAX = 1_000
 _PREFIX = "wct_"
