@@ -7,6 +7,7 @@ from archive.imports import views as imports_views
 from archive.owner import views as owner_views
 from archive.people import views as people_views
 from archive.search import views as search_views
+from archive.stats import views as stats_views
 from archive.store import views as store_views
 from archive.sync import views as sync_views
 from archive.tags import views as tags_views
@@ -17,6 +18,7 @@ urlpatterns = [
     path("", owner_views.dashboard, name="dashboard"),
     path("chats/", store_views.chat_list, name="chats"),
     path("chats/<int:chat_id>/", store_views.chat_detail, name="chat"),
+    path("chats/<int:chat_id>/export/", store_views.chat_export_view, name="chat_export"),
     path(
         "chats/<int:chat_id>/conversations/",
         conversations_views.chat_conversations_view,
@@ -32,6 +34,7 @@ urlpatterns = [
     path(
         "search/saved/<int:saved_id>/delete/", search_views.search_delete_view, name="search_delete"
     ),
+    path("stats/", stats_views.stats_page, name="stats"),
     path("people/", people_views.people, name="people"),
     path("people/new/", people_views.person_create_view, name="person_create"),
     path("people/bulk/", people_views.people_bulk_view, name="people_bulk"),

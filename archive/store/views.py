@@ -1,4 +1,5 @@
-"""Chat pages, message permalinks and revisions, attachment downloads and thumbnails."""
+"""Chat pages, a chat's export, message permalinks and revisions, attachment downloads and
+thumbnails."""
 
 from __future__ import annotations
 
@@ -6,16 +7,18 @@ from datetime import date
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from archive.people.selectors import (
     activity_weeks,
 )
+from archive.store.chat_export import export_title
 from archive.store.chat_list import (
     CHAT_LIST_PAGE,
     ChatEntry,
@@ -39,6 +42,7 @@ from archive.store.selectors import (
 )
 from archive.store.services.attachments import attachment_download, attachment_thumbnail
 from archive.tags.selectors import tag_names, tags_of
+from archive.web.chat_export import chat_export_zip
 from archive.web.files import attachment_response, thumbnail_response
 from archive.web.pages import HtmxHttpRequest
 from tasks.selectors import tasks_of_messages
@@ -161,6 +165,21 @@ def message_permalink(request: HttpRequest, public_id: str) -> HttpResponse:
     message = message_get(public_id=public_id)
     url = reverse("archive:chat", kwargs={"chat_id": message.chat_id})
     return HttpResponseRedirect(f"{url}?at={message.public_id}#{message.public_id}")
+
+
+# --- a chat's export -----------------------------------------------------------------------
+
+
+@require_GET
+def chat_export_view(request: HttpRequest, chat_id: int) -> StreamingHttpResponse:
+    """The chat as a zip to keep (its page and its media), written as it is sent."""
+    chat = chat_get(chat_id=chat_id)
+    response = StreamingHttpResponse(chat_export_zip(chat), content_type="application/zip")
+    disposition = content_disposition_header(True, f"{export_title(chat)}.zip")
+    response["Content-Disposition"] = disposition or "attachment"
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, no-store"
+    return response
 
 
 # --- attachments --------------------------------------------------------------------------

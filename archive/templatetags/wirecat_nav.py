@@ -6,7 +6,7 @@ each link in exactly one of the two places for the window's width (wirecat.css, 
 - tier 1 (Search, Chats, People, Tasks) is always in the bar;
 - tier 2 (Dashboard, Notes, Tags, Import, Sync) is in the bar above 800 px, in "More" below;
 - tier 3 (Meetings, Agents, Sends, Webhooks) is in the bar above 1080 px, in "More" below;
-- tier 4 (Files, Admin, API) is always in "More", with Sign out.
+- tier 4 (Statistics, Files, Admin, API) is always in "More", with Sign out.
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ _LINKS: tuple[tuple[str, str, int, frozenset[str]], ...] = (
         3,
         frozenset({"archive:webhooks", "archive:webhook", "archive:webhooks_private"}),
     ),
+    ("Statistics", "archive:stats", 4, frozenset({"archive:stats"})),
     (
         "Files",
         "archive:files_needs_text",

@@ -227,7 +227,7 @@ def test_the_menu_fits_one_row_at_every_width(live_server: Any, tab: Any) -> Non
         # Every page is in exactly one of the two places, whatever the width.
         assert shown | listed == {
             "Dashboard", "Search", "Chats", "Meetings", "People", "Tasks", "Notes", "Tags",
-            "Import", "Sync", "Agents", "Sends", "Webhooks", "Files", "Admin", "API",
+            "Import", "Sync", "Agents", "Sends", "Webhooks", "Statistics", "Files", "Admin", "API",
         }, width  # fmt: skip
         assert not shown & listed, width
 
