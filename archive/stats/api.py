@@ -4,12 +4,12 @@ person, for a range of local days (scope `stats.read`)."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Annotated
 
 from django.conf import settings
 from django.http import HttpRequest
-from ninja import Query, Router
+from ninja import Field, Query, Router, Schema
 
 from archive.gateway.selectors import agent_chat_check, agent_limits
 from archive.stats.schemas import (
@@ -54,24 +54,22 @@ RANGE = (
 )
 
 
-def _scope(
-    request: HttpRequest,
-    since: date | None,
-    until: date | None,
-    account: int | None,
-    chat: int | None,
-    person: int | None,
-) -> StatsScope:
+def _scope(request: HttpRequest, where: Where) -> StatsScope:
     """The scope asked for. An agent limited to some accounts or chats must name one of
     them (`chat`, or `account`): its numbers never count what it may not see."""
     found = stats_scope(
-        since=since, until=until, account=account, chat=chat, person=person, cut=True
+        since=where.since,
+        until=where.until,
+        account=where.account,
+        chat=where.chat,
+        person=where.person,
+        cut=True,
     )
     agent = caller_agent(request)
     limits = agent_limits(agent)
     if limits is not None:
         if found.chat is not None:
-            agent_chat_check(agent, found.chat, f"chat: no chat {chat}")
+            agent_chat_check(agent, found.chat, f"chat: no chat {where.chat}")
         elif found.account is None or found.account.pk not in limits.accounts:
             raise Forbidden(
                 "chat: this agent sees only some chats; name one of them (chat) or one of"
@@ -102,12 +100,14 @@ def _row(row: ResponseRow) -> ResponseRowOut:
     )
 
 
-# The query parameters every statistic takes (one Query each, shared by the operations).
-SINCE = Query(None, description=f"the first day: {RANGE}")
-UNTIL = Query(None, description="the last day (default today)")
-ACCOUNT = Query(None, description="only this account's chats")
-CHAT = Query(None, description="only this chat")
-PERSON = Query(None, description="only this person's messages")
+class Where(Schema):
+    """The query parameters every statistic takes: the range and what it is about."""
+
+    since: Day | None = Field(None, description=f"the first day: {RANGE}")
+    until: Day | None = Field(None, description="the last day (default today)")
+    account: Id | None = Field(None, description="only this account's chats")
+    chat: Id | None = Field(None, description="only this chat")
+    person: Id | None = Field(None, description="only this person's messages")
 
 
 @router.get(
@@ -119,18 +119,14 @@ PERSON = Query(None, description="only this person's messages")
 @requires(SCOPE)
 def stats_volume(
     request: HttpRequest,
-    since: Day | None = SINCE,
-    until: Day | None = UNTIL,
-    account: Id | None = ACCOUNT,
-    chat: Id | None = CHAT,
-    person: Id | None = PERSON,
+    where: Query[Where],
     unit: Annotated[str, Choice("unit", UNITS)] = Query(
         "week", description="day, week (from Monday) or month"
     ),
 ) -> VolumeOut:
     """Messages (not tombstoned, not service events) per local day, week or month: every
     bucket of the range, zeros included; `sent` counts the owner's own."""
-    found = _scope(request, since, until, account, chat, person)
+    found = _scope(request, where)
     made = volume(found, unit)
     return VolumeOut(
         scope=_scope_out(found),
@@ -150,15 +146,11 @@ def stats_volume(
 @requires(SCOPE)
 def stats_heatmap(
     request: HttpRequest,
-    since: Day | None = SINCE,
-    until: Day | None = UNTIL,
-    account: Id | None = ACCOUNT,
-    chat: Id | None = CHAT,
-    person: Id | None = PERSON,
+    where: Query[Where],
 ) -> HeatmapOut:
     """Messages by local weekday (7 rows, Monday first) and hour (24 columns); messages
     whose date is an estimate are left out."""
-    found = _scope(request, since, until, account, chat, person)
+    found = _scope(request, where)
     made = heatmap(found)
     return HeatmapOut(scope=_scope_out(found), cells=made.cells, peak=made.peak, total=made.total)
 
@@ -172,17 +164,13 @@ def stats_heatmap(
 @requires(SCOPE)
 def stats_top(
     request: HttpRequest,
-    since: Day | None = SINCE,
-    until: Day | None = UNTIL,
-    account: Id | None = ACCOUNT,
-    chat: Id | None = CHAT,
-    person: Id | None = PERSON,
+    where: Query[Where],
     most: int = Query(10, ge=1, le=MOST_MAX, description=f"how many of each, 1 to {MOST_MAX}"),
 ) -> TopsOut:
     """The chats with the most messages (`sent`: the owner's there) and the people other
     than the owner who wrote the most (`sent`: the owner's messages in direct chats with
     them); someone no person holds yet is listed by identity (`kind` "identity")."""
-    found = _scope(request, since, until, account, chat, person)
+    found = _scope(request, where)
     return TopsOut(
         scope=_scope_out(found),
         chats=[_top(row) for row in top_chats(found, most)],
@@ -199,11 +187,7 @@ def stats_top(
 @requires(SCOPE)
 def stats_unanswered(
     request: HttpRequest,
-    since: Day | None = SINCE,
-    until: Day | None = UNTIL,
-    account: Id | None = ACCOUNT,
-    chat: Id | None = CHAT,
-    person: Id | None = PERSON,
+    where: Query[Where],
     within: int = Query(48, ge=1, le=720, description="hours an answer had, 1 to 720"),
     most: int = Query(50, ge=1, le=MOST_MAX, description=f"how many, 1 to {MOST_MAX}"),
 ) -> UnansweredPageOut:
@@ -211,7 +195,7 @@ def stats_unanswered(
     with "?") the owner did not answer in that chat within `within` hours, newest first:
     one per run of messages between two of the owner's, its newest waiting message, with
     how many were `waiting`. Messages whose `within` has not passed yet are not judged."""
-    found = _scope(request, since, until, account, chat, person)
+    found = _scope(request, where)
     page = unanswered(found, timedelta(hours=within), most)
     return UnansweredPageOut(
         scope=_scope_out(found),
@@ -242,11 +226,7 @@ def stats_unanswered(
 @requires(SCOPE)
 def stats_responses(
     request: HttpRequest,
-    since: Day | None = SINCE,
-    until: Day | None = UNTIL,
-    account: Id | None = ACCOUNT,
-    chat: Id | None = CHAT,
-    person: Id | None = PERSON,
+    where: Query[Where],
     unit: Annotated[str, Choice("unit", UNITS)] = Query(
         "month", description="the buckets of `over_time`: day, week or month"
     ),
@@ -254,7 +234,7 @@ def stats_responses(
     """How long the owner took to answer, in seconds (median and 90th percentile): from
     the first message to the owner not answered yet to the owner's next message in that
     chat; overall, per chat, per person (who wrote that first message) and per `unit`."""
-    found = _scope(request, since, until, account, chat, person)
+    found = _scope(request, where)
     made = response_times(found, unit)
     return ResponsesOut(
         scope=_scope_out(found),
