@@ -3,12 +3,17 @@ messages left unanswered and the owner's response times, over the whole store or
 account, chat or person, for a range of days.
 
 Everything the page shows is in its address (a GET form; presets are links), so a view can
-be bookmarked and works without JavaScript; htmx swaps the page's body in place and pushes
-the address. Bad input (a date that is not one, until before since, a chat that does not
-exist) is said next to the filter, with the error's status, never a 500."""
+be bookmarked and works without JavaScript (one answer with every section); htmx swaps the
+page's body in place and pushes the address. That body is a frame answered at once (the
+filter, placeholders for the headline numbers and the sections); each section then asks
+for itself (`?section=<name>`, its own request, so the workers' threads count them side
+by side) and brings its headline numbers out of band. Bad input (a date that is not one,
+until before since, a chat that does not exist, a section that is none) is said next to
+the filter, or in the section's place, with the error's status, never a 500."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from urllib.parse import urlencode
@@ -194,12 +199,9 @@ class Choice:
     label: str
 
 
-def scope_choices(
-    scope: StatsScope | None, people: list[tuple[int, str]]
-) -> list[tuple[str, list[Choice]]]:
-    """The scope menu: everything, every account, the biggest chats and the people on the
-    page (any other chat or person is reached from its own page's Statistics link); the
-    current one always among them."""
+def scope_choices(scope: StatsScope | None) -> list[tuple[str, list[Choice]]]:
+    """The scope menu's accounts and biggest chats (any other chat is reached from its own
+    page's Statistics link); the current one always among them."""
     accounts = [
         Choice(f"account:{a.pk}", f"{a.name or a.external_id} ({a.provider})")
         for a in Account.objects.order_by("provider", "name", "pk")[:50]
@@ -207,28 +209,83 @@ def scope_choices(
     chats = list(Chat.objects.order_by("-message_count", "pk")[:CHAT_CHOICES])
     if scope is not None and scope.chat is not None and scope.chat not in chats:
         chats.insert(0, scope.chat)
-    folks = dict(people)
-    if scope is not None and scope.person is not None:
-        folks.setdefault(scope.person.pk, scope.person.name)
     groups = [
         ("Accounts", accounts),
         ("Chats", [Choice(f"chat:{c.pk}", c.title or c.external_id) for c in chats]),
-        (
-            "People",
-            [
-                Choice(f"person:{pk}", name)
-                for pk, name in sorted(folks.items(), key=lambda i: i[1].lower())
-            ],
-        ),
     ]
     return [(name, rows) for name, rows in groups if rows]
+
+
+def people_choices(scope: StatsScope | None, people: list[tuple[int, str]]) -> list[Choice]:
+    """The scope menu's people: those in the Top people section (it sends them along),
+    the current one always among them."""
+    folks = dict(people)
+    if scope is not None and scope.person is not None:
+        folks.setdefault(scope.person.pk, scope.person.name)
+    return [
+        Choice(f"person:{pk}", name)
+        for pk, name in sorted(folks.items(), key=lambda i: i[1].lower())
+    ]
+
+
+# The page's sections, each its own request once the page is shown (`?section=`).
+SECTIONS = ("volume", "chats", "people", "heatmap", "responses", "waiting")
+# The headline numbers (id, words); each comes with the section it is drawn from.
+KPIS = (
+    ("messages", "Messages"),
+    ("yours", "Yours"),
+    ("waiting", "Waiting on you"),
+    ("median", "Median reply"),
+    ("p90", "p90 reply"),
+)
+
+
+def _section(name: str, scope: StatsScope, filt: Filter) -> dict[str, object]:
+    """What section `name` shows, from its own selectors only; the headline numbers and
+    the scope menu's people come with the section they are drawn from."""
+    if name == "volume":
+        series = volume(scope, filt.unit)
+        return {"volume": series, "sent_buckets": series.sent_buckets}
+    if name == "chats":
+        chats = [] if scope.chat is not None else top_chats(scope)
+        return {"chats": chats, "chats_peak": max((row.count for row in chats), default=0)}
+    if name == "people":
+        folks = [] if scope.person is not None else top_people(scope)
+        people = [(row.id, row.name) for row in folks if row.kind == "person"]
+        return {
+            "people": folks,
+            "people_peak": max((row.count for row in folks), default=0),
+            "people_choices": people_choices(scope, people),
+        }
+    if name == "heatmap":
+        heat = heatmap(scope)
+        return {
+            "heat": heat,
+            "heat_rows": [(hour, [row[hour] for row in heat.cells]) for hour in range(24)],
+            "day_names": [day[:3] for day in DAYS],
+        }
+    if name == "responses":
+        responses = response_times(scope, filt.unit)
+        return {
+            "responses": responses,
+            "response_groups": [
+                ("By chat", [] if scope.chat is not None else responses.by_chat, "chat"),
+                ("By person", [] if scope.person is not None else responses.by_person, "person"),
+            ],
+        }
+    within = dict((k, d) for k, _, d in WITHIN)[filt.within]
+    return {"waiting": unanswered(scope, within=within)}
 
 
 @require_GET
 @vary_on_headers("HX-Request")
 def stats_page(request: HtmxHttpRequest) -> HttpResponse:
-    """The Statistics page for the address's filter; htmx asks for its body only."""
+    """The Statistics page for the address's filter. Without JavaScript it is one answer
+    with every section; htmx asks for its body (the filter and the headline numbers'
+    frame) and then each section on its own (`?section=`, in parallel), so the page is
+    shown at once and fills itself in."""
     today = timezone.localdate()
+    section = request.GET.get("section")
     context: dict[str, object] = {
         "presets": PRESETS,
         "withins": WITHIN,
@@ -238,6 +295,8 @@ def stats_page(request: HtmxHttpRequest) -> HttpResponse:
     filt: Filter | None = None
     scope: StatsScope | None = None
     try:
+        if section is not None and section not in SECTIONS:
+            raise Invalid(f"section: one of {', '.join(SECTIONS)}, not {section[:20]!r}")
         filt = read_filter(request.GET, today)
         scope = stats_scope(
             since=filt.since,
@@ -259,36 +318,26 @@ def stats_page(request: HtmxHttpRequest) -> HttpResponse:
             (key, words, address(filt, range=key), key == filt.preset) for key, words, _ in PRESETS
         ]
         context["scope_value"] = next((f"{k}:{v}" for k, v in filt.ids.items()), "")
-    people: list[tuple[int, str]] = []
+        context["within_words"] = dict((k, w) for k, w, _ in WITHIN)[filt.within].lower()
+        # Out-of-band ids carry the filter, so a section asked for by a page that was
+        # since swapped for another filter never writes its numbers into the new one.
+        context["key"] = hashlib.blake2s(address(filt).encode(), digest_size=5).hexdigest()
+    if section is not None:  # one section, its headline numbers swapped in out of band
+        if scope is None or filt is None:
+            return render(request, "archive/stats.html#section_problem", context, status=status)
+        context.update(scope=scope, oob=True, **_section(section, scope, filt))
+        return render(request, f"archive/stats.html#section_{section}", context)
+    lazy = bool(request.htmx)
     if scope is not None and filt is not None:
-        within = dict((k, d) for k, _, d in WITHIN)[filt.within]
-        series = volume(scope, filt.unit)
-        chats = [] if scope.chat is not None else top_chats(scope)
-        folks = [] if scope.person is not None else top_people(scope)
-        people = [(row.id, row.name) for row in folks if row.kind == "person"]
-        heat = heatmap(scope)
-        responses = response_times(scope, filt.unit)
-        context.update(
-            scope=scope,
-            described=scope.describe(),
-            volume=series,
-            sent_buckets=series.sent_buckets,
-            heat=heat,
-            heat_rows=[(hour, [row[hour] for row in heat.cells]) for hour in range(24)],
-            chats=chats,
-            chats_peak=max((row.count for row in chats), default=0),
-            people=folks,
-            people_peak=max((row.count for row in folks), default=0),
-            waiting=unanswered(scope, within=within),
-            within_words=dict((k, w) for k, w, _ in WITHIN)[filt.within].lower(),
-            day_names=[name[:3] for name in DAYS],
-            responses=responses,
-            response_groups=[
-                ("By chat", [] if scope.chat is not None else responses.by_chat, "chat"),
-                ("By person", [] if scope.person is not None else responses.by_person, "person"),
-            ],
-        )
-    context["scope_groups"] = scope_choices(scope, people)
+        context.update(scope=scope, described=scope.describe(), lazy=lazy)
+        if lazy:
+            context["section_urls"] = {name: address(filt, section=name) for name in SECTIONS}
+            context["kpi_names"] = KPIS
+        else:
+            for name in SECTIONS:
+                context.update(_section(name, scope, filt))
+    context["scope_groups"] = scope_choices(scope)
+    context.setdefault("people_choices", people_choices(scope, []))
     template = "archive/stats.html#stats" if request.htmx else "archive/stats.html"
     response = render(request, template, context, status=status)
     if request.htmx and filt is not None and status == 200:

@@ -1,7 +1,9 @@
 """The Statistics page in a real browser: a year of messages in three chats; the range
-and the scope changed in place (htmx, the address kept), a chart's table opened; at 1280
-px light and 390 px dark (nothing wider than the phone). Screenshots tests/artifacts/
-stats-*.png."""
+and the scope changed in place (htmx, the address kept): the page's frame comes first,
+each section in a placeholder of its size, then every section arrives on its own with its
+headline numbers; a chart's table opened; at 1280 px light and 390 px dark (nothing wider
+than the phone). Screenshots tests/artifacts/stats-*.png (stats-*-loading.png: the
+sections held back)."""
 
 from __future__ import annotations
 
@@ -10,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from archive.store.domain import AccountRecord, Batch, ChatRecord, IdentityRecord, MessageRecord
-from archive.store.models import Chat
+from archive.store.models import Chat, Identity, Person
 from archive.store.sink import batch_record
 from tests.e2e.test_import_page import sign_in
 
@@ -75,6 +78,71 @@ def archive() -> None:
     )
 
 
+SECTIONS = {
+    "volume": "#volume-h",
+    "chats": "#top-chats-h",
+    "people": "#top-people-h",
+    "heatmap": "#heat-h",
+    "responses": "#resp-h",
+    "waiting": "#unanswered-h",
+}
+
+
+def arrived(page: Any, *, without: tuple[str, ...] = ()) -> None:
+    """Every section asked for has come (no placeholder nor busy number left), each with
+    its chart or list, and every headline number is filled in."""
+    expect(page.locator("#stats [aria-busy]")).to_have_count(0)
+    for name, heading in SECTIONS.items():
+        section = page.locator("section.stats-card", has=page.locator(heading))
+        expect(section).to_have_count(0 if name in without else 1)
+        if name not in without:
+            expect(section.locator("figure, ol, .chart-empty").first).to_be_visible()
+    numbers = page.locator(".stats-kpis dd")
+    expect(numbers).to_have_count(5)
+    for text in numbers.all_inner_texts():
+        assert text.strip(), "a headline number is empty"
+
+
+class Held:
+    """The sections' requests held back until `release`, to see the placeholders."""
+
+    def __init__(self, page: Any) -> None:
+        self.page, self.routes, self.released = page, list[Any](), False
+        page.route(SECTION_REQUESTS, self.hold)
+
+    def hold(self, route: Any) -> None:
+        if self.released:
+            route.continue_()
+        else:
+            self.routes.append(route)
+
+    def release(self) -> None:
+        self.released = True
+        for route in self.routes:
+            route.continue_()
+        self.page.unroute(SECTION_REQUESTS, self.hold)
+
+
+SECTION_REQUESTS = "**/stats/?*section=*"
+
+
+def placeholder_heights(page: Any) -> dict[str, float]:
+    """Each section still to come (all six asked for, the five numbers busy): its height."""
+    waiting_for = page.locator("section.stats-loading[aria-busy=true]")
+    expect(waiting_for).to_have_count(6)
+    expect(page.locator(".stats-kpis > div[aria-busy=true]")).to_have_count(5)
+    return {
+        el.get_attribute("data-section"): el.bounding_box()["height"] for el in waiting_for.all()
+    }
+
+
+def section_heights(page: Any) -> dict[str, float]:
+    return {
+        name: page.locator("section.stats-card", has=page.locator(heading)).bounding_box()["height"]
+        for name, heading in SECTIONS.items()
+    }
+
+
 def navigations(page: Any) -> int:
     return int(page.evaluate("performance.getEntriesByType('navigation').length"))
 
@@ -88,6 +156,8 @@ def test_statistics_page_range_scope_and_tables(
     live_server: Any, page: Any, artifacts_dir: Path
 ) -> None:
     archive()
+    kim = Person.objects.create(name="Kim Park")  # the one of them linked to a person
+    Identity.objects.filter(external_id="kim").update(person=kim)
     sign_in(page, live_server)
     page.locator("details.more-menu > summary").click()
     page.get_by_role("link", name="Statistics", exact=True).click()
@@ -102,16 +172,31 @@ def test_statistics_page_range_scope_and_tables(
     assert page.locator("figure.heatmap-chart rect").count() == 168
     page.screenshot(path=str(artifacts_dir / "stats-1280-light.png"), full_page=True)
 
-    # The range: 90 days, swapped in place, the address kept.
+    # The range: 90 days, swapped in place, the address kept. The frame comes at once, the
+    # sections (held back here) in placeholders as tall as what comes, then each arrives.
+    assert page.locator("#stats [aria-busy]").count() == 0  # one answer without htmx
+    held = Held(page)
     loads = navigations(page)
     page.locator("nav.stats-presets").get_by_role("link", name="90 days").click()
     page.wait_for_url("**/stats/?range=90d*")
     assert page.locator("nav.stats-presets a[aria-current]").inner_text() == "90 days"
+    before = placeholder_heights(page)
+    page.screenshot(path=str(artifacts_dir / "stats-1280-loading.png"), full_page=True)
+    held.release()
+    arrived(page)
+    after = section_heights(page)
+    for name in ("volume", "heatmap"):  # the charts' sizes are known: nothing moves
+        assert abs(before[name] - after[name]) < 2, (name, before[name], after[name])
+    # Top people brought the scope menu its people.
+    people = page.locator("#stats-scope optgroup[label=People] option")
+    assert people.evaluate_all("options => options.map(o => o.textContent)") == ["Kim Park"]
     assert page.locator("figure.volume-chart").get_attribute("data-unit") == "week"
+    assert page.locator("figure").count() == 5
     # The scope: one chat from the menu.
     page.get_by_label("Scope", exact=True).select_option(label="Ada Lovelace")
     ada = Chat.objects.get(external_id="ada")
     page.wait_for_url(f"**/stats/?*chat={ada.pk}*")
+    arrived(page, without=("chats",))
     assert page.locator(".stats-described").inner_text().startswith("chat Ada Lovelace,")
     assert page.locator("#top-chats-h").count() == 0
     assert navigations(page) == loads  # never reloaded
@@ -141,8 +226,17 @@ def test_statistics_page_range_scope_and_tables(
         phone.goto(f"{live_server.url}/stats/")
         no_sideways_scroll(phone)
         if scheme == "dark":
+            held = Held(phone)
             phone.get_by_label("Unanswered after").select_option(label="A week")
             phone.wait_for_url("**within=7d*")
+            before = placeholder_heights(phone)
+            no_sideways_scroll(phone)
+            phone.screenshot(path=str(artifacts_dir / "stats-390-loading.png"), full_page=True)
+            held.release()
+            arrived(phone)
+            after = section_heights(phone)
+            for name in ("volume", "heatmap"):
+                assert abs(before[name] - after[name]) < 2, (name, before[name], after[name])
             assert "within a week" in phone.locator("#unanswered-h + p").inner_text()
             phone.locator("section", has=phone.locator("#heat-h")).get_by_text(
                 "Show as table"

@@ -1,7 +1,8 @@
-"""The Statistics page over a small hand-made store: its numbers, its filter (presets,
-dates, unit, scope, within) kept in the address, bad input said next to the filter with
-its status, a hostile chat title escaped in the charts and the tables, and an empty
-store's friendly empty state."""
+"""The Statistics page over a small hand-made store: its numbers (in the one answer
+without JavaScript, and as htmx puts them together: the frame, then each section's
+partial with its headline numbers), its filter (presets, dates, unit, scope, within) kept
+in the address, bad input said next to the filter with its status, a hostile chat title
+escaped in the charts and the tables, and an empty store's friendly empty state."""
 
 from __future__ import annotations
 
@@ -78,17 +79,67 @@ def text(html: str) -> str:
     return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
 
 
+HX = {"HX-Request": "true"}
+PLACEHOLDER = re.compile(
+    r'<section class="card stats-card stats-loading"[^>]*hx-get="([^"]+)" hx-trigger="load"'
+    r".*?</section>",
+    re.S,
+)
+
+
 def kpis(html: str) -> dict[str, str]:
+    """The headline numbers shown (a number still loading is not one)."""
     block = html.split('<dl class="stats-kpis">', 1)[1].split("</dl>", 1)[0]
-    pairs = re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", block, re.S)
+    pairs = re.findall(
+        r'<div id="kpi-[\w-]+"><dt>(.*?)</dt><dd>(.*?)</dd></div>',
+        block,
+        re.S,
+    )
     return {name: text(value) for name, value in pairs}
 
 
-def test_the_numbers_match_the_store(owner_client: Client) -> None:
+OUT_OF_BAND = re.compile(
+    r'<(div|optgroup)( [^>]*)? id="([\w-]+)" hx-swap-oob="true">.*?</\1>', re.S
+)
+
+
+def page(client: Client, address: str, *, htmx: bool) -> str:
+    """The page as the owner sees it: the one answer, or (htmx) the frame with each
+    placeholder swapped for the partial its own request answers, and what a partial
+    sends out of band (headline numbers, the scope menu's people) put where its id is."""
+    if not htmx:
+        response = client.get(address)
+        assert response.status_code == 200
+        return response.content.decode()
+    frame = client.get(address, headers=HX)
+    assert frame.status_code == 200
+    elsewhere: list[re.Match[str]] = []
+
+    def arrive(placeholder: re.Match[str]) -> str:
+        section = client.get(unescape(placeholder.group(1)), headers=HX)
+        assert section.status_code == 200
+        assert "HX-Push-Url" not in section  # a section never changes the address
+        html = section.content.decode()
+        elsewhere.extend(OUT_OF_BAND.finditer(html))
+        return OUT_OF_BAND.sub("", html)
+
+    html = PLACEHOLDER.sub(arrive, frame.content.decode())
+    for sent in elsewhere:
+        tag, ident = sent.group(1), sent.group(3)
+        target = re.compile(rf'<{tag}[^>]* id="{ident}"[^>]*>.*?</{tag}>', re.S)
+        assert len(target.findall(html)) == 1, f"no place for {ident}"
+        place = target.search(html)
+        assert place is not None
+        landed = sent.group(0).replace(' hx-swap-oob="true"', "")
+        html = html[: place.start()] + landed + html[place.end() :]
+    return html
+
+
+@pytest.mark.parametrize("htmx", [False, True], ids=["one-answer", "htmx-sections"])
+def test_the_numbers_match_the_store(owner_client: Client, htmx: bool) -> None:
     store()
-    response = owner_client.get(MARCH)
-    assert response.status_code == 200
-    html = response.content.decode()
+    html = page(owner_client, MARCH, htmx=htmx)
+    assert "aria-busy" not in html
     assert kpis(html) == {
         "Messages": "7",
         "Yours": "2 29%",
@@ -137,26 +188,28 @@ def test_the_numbers_match_the_store(owner_client: Client) -> None:
     assert "1 not answered within 2 days" in text(waiting)
 
 
-def test_within_and_scope_change_the_numbers(owner_client: Client) -> None:
+@pytest.mark.parametrize("htmx", [False, True], ids=["one-answer", "htmx-sections"])
+def test_within_and_scope_change_the_numbers(owner_client: Client, htmx: bool) -> None:
     store()
     # Within 4 hours: the same one waits (the hour-long answer was in time).
-    html = owner_client.get(MARCH + "&within=4h").content.decode()
+    html = page(owner_client, MARCH + "&within=4h", htmx=htmx)
     assert "1 not answered within 4 hours" in text(html)
     # One chat: only its messages; its own top list is left out, people remain.
     ann = Chat.objects.get(external_id="ann")
-    html = owner_client.get(MARCH + f"&chat={ann.pk}").content.decode()
+    html = page(owner_client, MARCH + f"&chat={ann.pk}", htmx=htmx)
     assert kpis(html)["Messages"] == "3"
     assert 'id="top-chats-h"' not in html
     assert "chat Ann, 1 Mar 2024" in html
     assert f'<option value="chat:{ann.pk}" selected>' in html
     # The form's scope menu answers the same as the chat's own link.
-    same = owner_client.get(MARCH + f"&scope=chat:{ann.pk}").content.decode()
+    same = page(owner_client, MARCH + f"&scope=chat:{ann.pk}", htmx=htmx)
     assert kpis(same) == kpis(html)
     # One person: Bob's three messages.
     bob = Person.objects.get(name="Bob")
-    html = owner_client.get(MARCH + f"&person={bob.pk}").content.decode()
+    html = page(owner_client, MARCH + f"&person={bob.pk}", htmx=htmx)
     assert kpis(html)["Messages"] == "3"
     assert 'id="top-people-h"' not in html
+    assert f'<option value="person:{bob.pk}" selected>Bob</option>' in html
 
 
 def test_presets_and_units_in_the_address(owner_client: Client) -> None:
@@ -211,9 +264,10 @@ def test_bad_input_is_said_next_to_the_filter(
     assert 'class="stats-kpis"' not in html  # no numbers for a filter that is wrong
 
 
-def test_a_hostile_title_is_escaped_in_charts_and_tables(owner_client: Client) -> None:
+@pytest.mark.parametrize("htmx", [False, True], ids=["one-answer", "htmx-sections"])
+def test_a_hostile_title_is_escaped_in_charts_and_tables(owner_client: Client, htmx: bool) -> None:
     store()
-    html = owner_client.get(MARCH).content.decode()
+    html = page(owner_client, MARCH, htmx=htmx)
     assert "<img src=x" not in html
     escaped = "&lt;img src=x onerror=alert(1)&gt; &quot;Ops&quot; &amp; co"
     # the bar's SVG title and aria-label, the table, the scope menu, the waiting list
@@ -221,16 +275,15 @@ def test_a_hostile_title_is_escaped_in_charts_and_tables(owner_client: Client) -
     assert f'aria-label="{escaped}: 4 messages, 1 yours"' in html
     assert f"<td>{escaped}</td>" in html
     group = Chat.objects.get(external_id="grp")
-    scoped = owner_client.get(MARCH + f"&chat={group.pk}").content.decode()
+    scoped = page(owner_client, MARCH + f"&chat={group.pk}", htmx=htmx)
     assert "<img src=x" not in scoped
     assert f"chat {escaped}, 1 Mar 2024" in scoped
 
 
-def test_an_empty_store_is_a_friendly_empty_state(owner_client: Client) -> None:
+@pytest.mark.parametrize("htmx", [False, True], ids=["one-answer", "htmx-sections"])
+def test_an_empty_store_is_a_friendly_empty_state(owner_client: Client, htmx: bool) -> None:
     for query in ("", "?range=all", "?range=30d&unit=month", "?since=2024-01-01&until=2024-01-01"):
-        response = owner_client.get(f"/stats/{query}")
-        assert response.status_code == 200
-        html = response.content.decode()
+        html = page(owner_client, f"/stats/{query}", htmx=htmx)
         assert kpis(html) == {
             "Messages": "0",
             "Yours": "0",
@@ -254,9 +307,10 @@ def test_htmx_gets_the_body_and_the_address(owner_client: Client) -> None:
     )
 
 
-def test_every_chart_has_words_and_a_table(owner_client: Client) -> None:
+@pytest.mark.parametrize("htmx", [False, True], ids=["one-answer", "htmx-sections"])
+def test_every_chart_has_words_and_a_table(owner_client: Client, htmx: bool) -> None:
     store()
-    html = owner_client.get(MARCH).content.decode()
+    html = page(owner_client, MARCH, htmx=htmx)
     figures = re.findall(r"<figure.*?</figure>", html, re.S)
     assert len(figures) == 5  # messages, two top lists, heatmap, response times
     for figure in figures:
