@@ -135,6 +135,7 @@ def _attachment_record(line: Line, export: ExportFolder) -> AttachmentRecord:
         size=size,
         sha256=line.text("sha256"),
         metadata=line.mapping("metadata"),
+        public_id=line.text("id") or None,  # kept when free (the sink checks it)
     )
     if name is None:  # the store had only its metadata
         return record
@@ -173,6 +174,7 @@ def message_versions(line: Line, ids: Ids, export: ExportFolder) -> tuple[int, l
         metadata=line.mapping("metadata"),
         attachments=tuple(_attachment_record(a, export) for a in line.objects("attachments")),
         date_estimated=line.flag("date_estimated"),
+        public_id=line.text("id") or None,  # kept when free, so references still find it
     )
     versions = [first]
     for number, text in enumerate(texts[1:], start=1):

@@ -269,9 +269,10 @@ def task_write(line: Line, ids: Ids, done: LoadDone, parents: list[tuple[str, st
             project.refresh_from_db()
         messages = []
         for found in task.messages:
-            ref = target_ref(found, ids)
-            if ref.startswith("message:") and ref != found.text("ref"):
-                messages.append(ref.partition(":")[2])
+            kind, _, key = target_ref(found, ids).partition(":")
+            # Held by this store (often under its exported id: a message keeps it when free).
+            if kind == "message" and ref_pk(kind, key) is not None:
+                messages.append(key)
             else:
                 done.skipped["task links to messages not in the store"] += 1
         parent = task.parent if task.parent and _task_exists(task.parent) else None

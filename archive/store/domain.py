@@ -60,6 +60,9 @@ class AttachmentRecord:
     blob_path: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     content: Callable[[], BinaryIO] | None = field(default=None, compare=False, repr=False)
+    # The id this attachment had in the archive it was exported from; used when
+    # well-formed and free, else a new one is made.
+    public_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,9 @@ class MessageRecord:
     # The export gave no usable date: `sent_at` is the best evidence there was (what, in
     # `metadata[DATE_ESTIMATED_FROM]`). A later record with a real date replaces it.
     date_estimated: bool = False
+    # The id this message had in the archive it was exported from; used when well-formed
+    # and free, else a new one is made. A message already stored keeps its own.
+    public_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -146,3 +146,30 @@ def probe() -> dict[str, Any]:
     }
     result: dict[str, Any] = json.loads(json.dumps(found))
     return result
+
+
+def _public_id(kind: str, pk: int | None) -> str | None:
+    if pk is None:
+        return None
+    model = Message if kind == "message" else Attachment
+    return model.objects.filter(pk=pk).values_list("public_id", flat=True).first()
+
+
+def public_ids() -> dict[str, Any]:
+    """The public ids a re-import keeps, and what the references to them find: each
+    message's and attachment's, each note link to one (the target's id, by its primary
+    key), each task's message link."""
+    found = {
+        "messages": sorted(Message.objects.values_list("external_id", "public_id")),
+        "attachments": sorted(Attachment.objects.values_list("message__external_id", "public_id")),
+        "note_links": sorted(
+            (link.target_kind, link.target_key, _public_id(link.target_kind, link.target_id))
+            for link in Link.objects.filter(target_kind__in=["message", "attachment"])
+        ),
+        "task_messages": sorted(
+            (t.task.key, t.message_public_id, t.message and t.message.public_id)
+            for t in TaskMessage.objects.select_related("task__project", "message")
+        ),
+    }
+    result: dict[str, Any] = json.loads(json.dumps(found))
+    return result

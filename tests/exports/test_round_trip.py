@@ -53,7 +53,7 @@ from tasks.services import (
     task_create,
     task_delete,
 )
-from tests.exports.probe import probe
+from tests.exports.probe import probe, public_ids
 from tests.factories import T0, batch, message
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -186,7 +186,11 @@ def _store(tmp_path: Path) -> None:
         "decision:: [[HOME-1]]\n",
         updated_at=T0 + timedelta(days=1),
     )
-    shopping = note_create(title="Shopping", body=f"nails, tar, {ODD}")
+    photo_ref = f"attachment:{m1.attachments.get().public_id}"
+    shopping = note_create(
+        title="Shopping",
+        body=f"nails, tar, {ODD}\nas in [[message:{m1.public_id}]], see [[{photo_ref}]]\n",
+    )
     tag_add(target=TagTarget("note", shopping.pk), name="roof")
     link_add(source=plan.ref, target=f"message:{m1.public_id}", context="the photo")
     link_add(source=plan.ref, target=f"chat:{chat.pk}")
@@ -235,8 +239,8 @@ def _store(tmp_path: Path) -> None:
     meeting_link(meeting=meeting, kind="message", target_id=m1.pk, actor="agent:scribe")
 
 
-def _probe(state: Path) -> dict[str, Any]:
-    code = "import json; from tests.exports.probe import probe; print(json.dumps(probe()))"
+def _probe(state: Path, name: str = "probe") -> dict[str, Any]:
+    code = f"import json; from tests.exports.probe import {name}; print(json.dumps({name}()))"
     ran = wirecat(state, "shell", "-c", code)
     assert ran.returncode == 0, ran.stderr[-3000:]
     return dict(json.loads(ran.stdout.strip().splitlines()[-1]))
@@ -245,7 +249,7 @@ def _probe(state: Path) -> dict[str, Any]:
 @pytest.mark.django_db(transaction=True)
 def test_an_export_imported_into_a_fresh_store_answers_the_same(tmp_path: Path) -> None:
     _store(tmp_path)
-    before = probe()
+    before, ids_before = probe(), public_ids()
     dest = tmp_path / "export"
     out = StringIO()
     call_command("export", str(dest), stdout=out)
@@ -264,6 +268,7 @@ def test_an_export_imported_into_a_fresh_store_answers_the_same(tmp_path: Path) 
     assert imported.returncode == 0, imported.stderr[-3000:] + imported.stdout
     assert "WireCat export imported" in imported.stdout
     after = _probe(fresh)
+    ids_after = _probe(fresh, "public_ids")
 
     assert after["counts"] == before["counts"]
     assert after == before
@@ -277,6 +282,15 @@ def test_an_export_imported_into_a_fresh_store_answers_the_same(tmp_path: Path) 
     assert [task[0] for task in after["tasks"]] == ["HOME-1", "HOME-3", "OLD-1"]
     assert ["body", "decision", "task", True, "HOME-1"] in after["links"]
     assert after["recordings"] == [["standup.vtt", "photo.png"]]
+
+    # Messages and attachments keep their public ids, so what names them still finds them.
+    assert ids_after == ids_before
+    m1 = dict(ids_after["messages"])["m1"]
+    photo = dict(ids_after["attachments"])["m1"]
+    assert len(ids_after["messages"]) == 7 and m1.startswith("msg_")
+    resolved = {(kind, found) for kind, _key, found in ids_after["note_links"]}
+    assert resolved == {("message", m1), ("attachment", photo)}
+    assert ids_after["task_messages"] == [["HOME-1", m1, m1]]
 
     again = wirecat(fresh, "import", str(dest))  # idempotent: nothing changes
     assert again.returncode == 0, again.stderr[-3000:]

@@ -12,6 +12,7 @@ The parts, in the order a batch passes them (`record.batch_record`):
 - `upserts`: its account, chats and identities;
 - `updates`: messages already stored, brought up to the batch (revisions, tombstones);
 - `inserts`: new messages, indexed set-wise;
+- `public_ids`: the id an exported message or attachment brings, kept when it is free;
 - `attachments`, `replies`: what hangs off a message, and replies meeting their parents;
 - `outbound`: the owner's purge, sends and their delivery status.
 """

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from archive.store.domain import AttachmentRecord
+from archive.store.domain import AttachmentRecord, MessageRecord
 from archive.store.models import Attachment
 from archive.store.sink.cleaning import normalize_text
+from archive.store.sink.public_ids import public_ids_given
 
 # What a calendar file (an invitation in a mail) is stored as: by its type, or its name.
 CALENDAR_TYPES = frozenset({"text/calendar", "application/ics", "text/x-vcalendar"})
@@ -36,8 +37,11 @@ def new_attachments(
         if key in have:
             continue
         have.add(key)
+        # An exported id is only proposed here: `attachment_ids_settle` checks it.
+        given = {"public_id": record.public_id} if record.public_id else {}
         rows.append(
             Attachment(
+                **given,
                 message_id=message_id,
                 external_id=key,
                 file_name=normalize_text(record.file_name)[:500],
@@ -49,3 +53,15 @@ def new_attachments(
             )
         )
     return rows
+
+
+def attachment_ids_settle(rows: list[Attachment], records: Iterable[MessageRecord]) -> None:
+    """New rows whose record brought an exported id keep it when it is well-formed and
+    free, else get a new one: one probe for the batch, none when no record brought one."""
+    given = {a.public_id for record in records for a in record.attachments if a.public_id}
+    if not given:
+        return
+    offered = [row for row in rows if row.public_id in given]
+    settled = public_ids_given("att", [row.public_id for row in offered])
+    for row, public_id in zip(offered, settled, strict=True):
+        row.public_id = public_id

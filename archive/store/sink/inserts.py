@@ -9,8 +9,8 @@ from datetime import datetime
 from django.db import connection
 
 from archive.store.domain import MessageRecord
-from archive.store.ids import new_public_ids
 from archive.store.sink.cleaning import normalize_text
+from archive.store.sink.public_ids import public_ids_given
 from archive.store.sink.replies import parent_ids
 from archive.store.sink.upserts import Context
 from wirecat.db.values import db_time, without_surrogates
@@ -64,7 +64,8 @@ def messages_insert(
         chat_ids = {ext: chat.pk for ext, chat in ctx.chats.items()}
         sender_ids = {ext: ident.pk for ext, ident in ctx.identities.items()}
         rows = []
-        public_ids = new_public_ids("msg", len(records))
+        # An exported message's own id when it brings one that is free (one probe).
+        public_ids = public_ids_given("msg", [record.public_id for record in records.values()])
         for public_id, (key, record) in zip(public_ids, records.items(), strict=True):
             metadata = _to_json(record.metadata) if record.metadata else "{}"
             if not metadata.isascii():

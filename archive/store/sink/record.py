@@ -14,7 +14,7 @@ from archive.store.domain import Batch, BatchResult, MessageRecord
 from archive.store.effects import CALENDAR_STORED, FILES_STORED, STEMS_QUEUED, on_commit_effect
 from archive.store.models import ConnectorState, Message, sink_writes
 from archive.store.signals import messages_written_send
-from archive.store.sink.attachments import is_calendar, new_attachments
+from archive.store.sink.attachments import attachment_ids_settle, is_calendar, new_attachments
 from archive.store.sink.cleaning import batch_check, batch_cleaned
 from archive.store.sink.inserts import messages_insert
 from archive.store.sink.replies import orphans_adopt, replies_link
@@ -55,6 +55,7 @@ def batch_record(
         deletions_plan(batch.deletions, stored, pending, result, now)
         new_ids = _fresh_insert(ctx, pending, now)
         result.added = len(new_ids)
+        attachment_ids_settle(pending.attachments, records.values())
         updates_write(pending)
         _replies_link(ctx, new_ids, pending)
         _chat_stats_refresh(ctx, pending.fresh, pending.redated)
