@@ -160,36 +160,35 @@ def _owner_identities() -> set[int]:
 
 
 def top_people(scope: StatsScope, most: int = 10) -> list[Top]:
-    """The people (other than the owner) who wrote the most messages in the scope. One
-    pass: messages per chat, sender and direction, each group then told its sender's
-    person and its chat's kind."""
+    """The people (other than the owner) who wrote the most messages in the scope.
+
+    Three reads, none sorting the range's messages by chat: messages per sender (the
+    range's index order, grouped by sender only), then for the `most` ranked alone the
+    direct chats they wrote in and the owner's messages there."""
     _most(most)
     where, params = counted_where(scope)
-    rows = fetch(
-        "SELECT g.chat_id, g.sender_id, i.person_id, c.kind = 'dm', g.out, g.n FROM ("
-        " SELECT m.chat_id, m.sender_id, m.direction = 'out' AS out, count(*) AS n"
-        f" FROM archive_message AS m WHERE {where}"
-        " GROUP BY m.chat_id, m.sender_id, m.direction) AS g"
-        " LEFT JOIN archive_identity AS i ON i.id = g.sender_id"
-        " JOIN archive_chat AS c ON c.id = g.chat_id",
-        params,
-    )
     mine = _owner_identities()
     owner_people = set(Person.objects.filter(is_owner=True).values_list("pk", flat=True))
+    rows = fetch(
+        "SELECT g.sender_id, i.person_id, g.n FROM (SELECT m.sender_id, count(*) AS n"
+        f" FROM archive_message AS m WHERE {where} AND m.direction != 'out'"
+        " AND m.sender_id IS NOT NULL GROUP BY m.sender_id) AS g"
+        " LEFT JOIN archive_identity AS i ON i.id = g.sender_id",
+        params,
+    )
     counts: dict[tuple[str, int], int] = defaultdict(int)
-    direct: dict[tuple[str, int], set[int]] = defaultdict(set)
-    owner_sent: dict[int, int] = defaultdict(int)
-    for chat_id, sender_id, person_id, is_direct, out, n in rows:
-        if out:
-            owner_sent[chat_id] += int(n)
-            continue
-        if sender_id is None or sender_id in mine or person_id in owner_people:
+    key_of: dict[int, tuple[str, int]] = {}
+    for sender_id, person_id, n in rows:
+        if sender_id in mine or person_id in owner_people:
             continue
         key = ("person", person_id) if person_id else ("identity", sender_id)
         counts[key] += int(n)
-        if is_direct:
-            direct[key].add(chat_id)
+        key_of[sender_id] = key
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:most]
+    shown = {key for key, _ in ranked}
+    direct, owner_sent = _direct_sent(
+        where, params, {pk: key for pk, key in key_of.items() if key in shown}
+    )
     people = dict(
         Person.objects.filter(pk__in=[k[1] for k, _ in ranked if k[0] == "person"]).values_list(
             "pk", "name"
@@ -203,9 +202,43 @@ def top_people(scope: StatsScope, most: int = 10) -> list[Top]:
         else:
             found = identities.get(pk)
             name = (found.display_name or found.handle or found.external_id) if found else ""
-        sent = sum(owner_sent[chat_id] for chat_id in direct[(kind, pk)])
+        sent = sum(owner_sent.get(chat_id, 0) for chat_id in direct[(kind, pk)])
         tops.append(Top(kind, pk, name, count, sent))
     return tops
+
+
+def _direct_sent(
+    where: str, params: list[Any], key_of: dict[int, tuple[str, int]]
+) -> tuple[dict[tuple[str, int], set[int]], dict[int, int]]:
+    """For the senders `key_of` names (sender id -> person or identity key): the direct
+    chats each key wrote in within `where`, and the owner's messages in those chats."""
+    direct: dict[tuple[str, int], set[int]] = defaultdict(set)
+    if not key_of:
+        return direct, {}
+    senders = sorted(key_of)
+    marks = ", ".join(["%s"] * len(senders))
+    for chat_id, sender_id in fetch(
+        "SELECT DISTINCT m.chat_id, m.sender_id FROM archive_message AS m"
+        " JOIN archive_chat AS c ON c.id = m.chat_id"
+        f" WHERE {where} AND m.direction != 'out' AND c.kind = 'dm'"
+        f" AND m.sender_id IN ({marks})",
+        [*params, *senders],
+    ):
+        direct[key_of[sender_id]].add(chat_id)
+    chats = sorted(set().union(*direct.values()))
+    if not chats:
+        return direct, {}
+    marks = ", ".join(["%s"] * len(chats))
+    owner_sent = {
+        chat_id: int(n)
+        for chat_id, n in fetch(
+            "SELECT m.chat_id, count(*) FROM archive_message AS m"
+            f" WHERE {where} AND m.direction = 'out' AND m.chat_id IN ({marks})"
+            " GROUP BY m.chat_id",
+            [*params, *chats],
+        )
+    }
+    return direct, owner_sent
 
 
 # -- messages to the owner, and the owner's answers -------------------------------------------
@@ -284,37 +317,50 @@ def _mention_sql() -> tuple[str, list[Any]]:
     return " OR ".join(parts), params
 
 
-def _seq(scope: StatsScope, ahead: timedelta) -> tuple[str, list[Any]]:
-    """The CTE `seq`: the scope's counted messages with `next_out` (the owner's next
-    message in that chat, looked for up to `ahead` past the range), `opens` (the message
-    before it in the chat, of those taking part, is the owner's: it opens a run) and `why`
-    (1 direct message, 2 mention, 3 question; NULL when it is not a message to the owner
-    in the range): one ordered pass per chat, a window function, no lookup per message. Only
-    the owner's messages and those to the owner take part: the others change no answer."""
-    where, params = counted_where(scope, until=scope.until + ahead, person=False)
+def _why(scope: StatsScope) -> tuple[str, list[Any]]:
+    """SQL for why message `m` (in chat `c`) is to the owner: 1 direct message, 2 mention,
+    3 question; NULL when it is not a message to the owner in the range."""
     mention, mention_params = _mention_sql()
     why = "CASE WHEN m.direction != 'in' OR m.sent_at >= %s THEN NULL"
-    why_params: list[Any] = [db_time(scope.until)]
+    params: list[Any] = [db_time(scope.until)]
     if scope.person is not None:
         why += (
             " WHEN m.sender_id IS NULL OR m.sender_id NOT IN"
             " (SELECT id FROM archive_identity WHERE person_id = %s) THEN NULL"
         )
-        why_params.append(scope.person.pk)
+        params.append(scope.person.pk)
     why += f" WHEN c.kind = 'dm' THEN 1 WHEN ({mention}) THEN 2"
     why += " WHEN instr(m.text, '?') > 0 THEN 3 END"
+    return why, [*params, *mention_params]
+
+
+def _seq(scope: StatsScope, ahead: timedelta) -> tuple[str, list[Any]]:
+    """The CTE `seq`: the owner's counted messages (`out` 1) and the counted messages to
+    the owner in the range (`out` 0, as `_why` says) in the scope, with `next_out` (the
+    owner's next message in that chat, looked for up to `ahead` past the range), `run` (how
+    many of the owner's messages in the chat are newer: the messages to the owner between
+    two of the owner's share it) and `pos` (how many newer messages of these the chat
+    holds: 0 the newest). The other messages change no answer and take no part.
+
+    One ordered pass per chat, a window function with one frame (so one pass, not one
+    per function), no lookup per message. CROSS JOIN keeps the chats the outer loop, each
+    one's messages read in (chat, time) index order, and the window partitions by `c.id`:
+    the rows come in the window's order, so nothing is sorted. `why` is worked out once
+    per message, in the WHERE (the few shown ask for it again by id)."""
+    where, params = counted_where(scope, until=scope.until + ahead, person=False)
+    why, why_params = _why(scope)
     sql = (
-        "WITH base AS (SELECT m.id, m.chat_id, m.sent_at, m.sender_id, m.direction,"
-        f" {why} AS why FROM archive_message AS m JOIN archive_chat AS c ON c.id = m.chat_id"
-        f" WHERE {where}),"
-        " seq AS (SELECT id, chat_id, sent_at, sender_id, why,"
-        " min(CASE WHEN direction = 'out' THEN sent_at END) OVER ("
-        " newest ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS next_out,"
-        " coalesce(lead(direction) OVER newest, 'out') = 'out' AS opens"
-        " FROM base WHERE direction = 'out' OR why IS NOT NULL"
-        " WINDOW newest AS (PARTITION BY chat_id ORDER BY sent_at DESC, id DESC))"
+        "WITH base AS (SELECT m.id, c.id AS chat_id, m.sent_at, m.sender_id,"
+        " m.direction = 'out' AS out FROM archive_chat AS c CROSS JOIN archive_message AS m"
+        f" ON m.chat_id = c.id WHERE {where} AND (m.direction = 'out' OR ({why}) IS NOT NULL)),"
+        " seq AS (SELECT id, chat_id, sent_at, sender_id, out,"
+        " min(CASE WHEN out THEN sent_at END) OVER newest AS next_out,"
+        " count(CASE WHEN out THEN 1 END) OVER newest AS run,"
+        " count(*) OVER newest AS pos FROM base"
+        " WINDOW newest AS (PARTITION BY chat_id ORDER BY sent_at DESC, id DESC"
+        " ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))"
     )
-    return sql, [*why_params, *mention_params, *params]
+    return sql, [*params, *why_params]
 
 
 def _within(within: timedelta) -> timedelta:
@@ -338,19 +384,22 @@ def unanswered(
     _most(most)
     seq, params = _seq(scope, within)
     cutoff = min(scope.until, timezone.now() - within)
+    # Per run the newest late message (the least `pos`: SQLite takes the other columns
+    # from the row holding the min()) and how many were late.
     rows = fetch(
-        f"{seq}, late AS (SELECT id, sent_at, why,"
-        " row_number() OVER (PARTITION BY chat_id, next_out ORDER BY sent_at DESC, id DESC)"
-        " AS nth, count(*) OVER (PARTITION BY chat_id, next_out) AS waiting"
-        " FROM seq WHERE why IS NOT NULL AND sent_at < %s AND (next_out IS NULL"
-        " OR (julianday(next_out) - julianday(sent_at)) * 86400.0 > %s))"
-        " SELECT id, why, waiting, count(*) OVER () FROM late WHERE nth = 1"
+        f"{seq}, late AS (SELECT id, sent_at, min(pos), count(*) AS waiting FROM seq"
+        " WHERE NOT out AND sent_at < %s AND (next_out IS NULL"
+        " OR (julianday(next_out) - julianday(sent_at)) * 86400.0 > %s)"
+        " GROUP BY chat_id, next_out)"
+        " SELECT id, waiting, count(*) OVER () FROM late"
         " ORDER BY sent_at DESC, id DESC LIMIT %s",
         [*params, db_time(cutoff), within.total_seconds(), most],
     )
-    found = Message.objects.select_related("chat", "sender").in_bulk([r[0] for r in rows])
+    ids = [row[0] for row in rows]
+    found = Message.objects.select_related("chat", "sender").in_bulk(ids)
+    reasons = _reasons(scope, ids)
     items: list[Unanswered] = []
-    for pk, why, waiting, _ in rows:
+    for pk, waiting, _ in rows:
         message = found[pk]
         sender = message.sender
         items.append(
@@ -364,11 +413,28 @@ def unanswered(
                 else "",
                 sent_at=message.sent_at,
                 text=message.text[:TEXT_MAX],
-                why=WHY[int(why)],
+                why=WHY[reasons[pk]],
                 waiting=int(waiting),
             )
         )
-    return UnansweredPage(items=items, total=int(rows[0][3]) if rows else 0, within=within)
+    return UnansweredPage(items=items, total=int(rows[0][2]) if rows else 0, within=within)
+
+
+def _reasons(scope: StatsScope, ids: list[int]) -> dict[int, int]:
+    """`_why` of these messages, by id (only the shown ones: the text is read again for
+    them alone)."""
+    if not ids:
+        return {}
+    why, params = _why(scope)
+    marks = ", ".join(["%s"] * len(ids))
+    return {
+        pk: int(reason)
+        for pk, reason in fetch(
+            f"SELECT m.id, {why} FROM archive_message AS m"
+            f" JOIN archive_chat AS c ON c.id = m.chat_id WHERE m.id IN ({marks})",
+            [*params, *ids],
+        )
+    }
 
 
 @dataclass(frozen=True)
@@ -432,11 +498,14 @@ def response_times(scope: StatsScope, unit: str = "month") -> Responses:
     answer looked for up to 30 days past it). Per person: by who wrote that first message."""
     unit_checked(unit)
     seq, params = _seq(scope, HORIZON)
+    # Per run its first message (the greatest `pos`: SQLite takes the other columns from
+    # the row holding the max()), the one the answer is timed from.
     rows = fetch(
-        f"{seq} SELECT f.chat_id, f.sender_id, i.person_id, substr(f.sent_at, 1, 16),"
-        " (julianday(f.next_out) - julianday(f.sent_at)) * 86400.0 FROM seq AS f"
-        " LEFT JOIN archive_identity AS i ON i.id = f.sender_id"
-        " WHERE f.why IS NOT NULL AND f.next_out IS NOT NULL AND f.opens",
+        f"{seq}, first AS (SELECT chat_id, sender_id, sent_at, next_out, max(pos) FROM seq"
+        " WHERE NOT out GROUP BY chat_id, run)"
+        " SELECT f.chat_id, f.sender_id, i.person_id, substr(f.sent_at, 1, 16),"
+        " (julianday(f.next_out) - julianday(f.sent_at)) * 86400.0 FROM first AS f"
+        " LEFT JOIN archive_identity AS i ON i.id = f.sender_id WHERE f.next_out IS NOT NULL",
         params,
     )
     zone = local_zone()
