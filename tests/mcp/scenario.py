@@ -5,9 +5,11 @@ of them, reads the resources and meets the API's refusals through the SDK's clie
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.test import Client
@@ -28,6 +30,8 @@ from tasks.services import project_create, task_create
 from tests.factories import T0, batch, message
 from tests.files.test_services import png, store_file
 from tests.meetings.search_factories import meeting
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -282,3 +286,11 @@ async def resources(session: ClientSession, w: World) -> None:
         assert error.data["status"] == 404 and "does not exist" in error.message
     else:
         raise AssertionError("a missing note was read")
+
+
+def off_loop(work: Callable[[], T]) -> T:
+    """`work()` on a thread of its own: the browser tests' Playwright keeps an event loop
+    running in the main thread for the rest of the session, and neither anyio.run nor
+    asgiref's async_to_sync (the /mcp view) may start inside a running loop."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(work).result()

@@ -26,9 +26,12 @@ ACCEPT = "application/json, text/event-stream"
 
 
 def post(client: Client, **meta: Any) -> Any:
-    """A ping posted to /mcp as a client of the transport would."""
-    return client.post(
-        "/mcp", json.dumps(PING), content_type="application/json", HTTP_ACCEPT=ACCEPT, **meta
+    """A ping posted to /mcp as a client of the transport would (off the browser tests'
+    event loop, as a server's request thread is)."""
+    return scenario.off_loop(
+        lambda: client.post(
+            "/mcp", json.dumps(PING), content_type="application/json", HTTP_ACCEPT=ACCEPT, **meta
+        )
     )
 
 
@@ -58,10 +61,10 @@ def test_an_agent_uses_every_tool_over_http(live_server: Any) -> None:
         async with session(live_server.url, w.reader) as client:
             await scenario.refused_scope(client, w)
 
-    anyio.run(run)
+    scenario.off_loop(lambda: anyio.run(run))
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_only_an_agents_token_opens_the_door(owner_client: Client) -> None:
     token = agent_create(name="door", scopes=["messages.read"]).token
     auth: dict[str, str]

@@ -63,7 +63,7 @@ def test_an_agent_uses_every_tool_over_stdio(_state_dir: Path) -> None:
         async with session(_state_dir, w.reader) as client:
             await scenario.refused_scope(client, w)
 
-    anyio.run(run)
+    scenario.off_loop(lambda: anyio.run(run))
     # Nothing but the protocol went to stdout: the logs are on stderr.
     assert "MCP over stdio as agent 'mcp agent'" in (_state_dir / "mcp-stderr.log").read_text()
 
