@@ -21,7 +21,8 @@ from archive.conversations.selectors import (
 from archive.store.models import Attachment, Chat, Message, Person
 from meetings.models import Meeting
 from notes.models import Folder, Link, Note, NoteRevision
-from notes.references import Ref, ref_parse
+from notes.references import Ref
+from notes.references import ref_parse as ref_parse  # a typed reference read: public face
 from notes.search import NoteHit as NoteHit  # the search: part of the public face
 from notes.search import NoteSearchPage as NoteSearchPage
 from notes.search import note_search as note_search

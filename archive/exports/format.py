@@ -34,19 +34,6 @@ FILES = (
     "links",
 )
 
-# What a reference's kind may be (`kind:key`, as notes' links write them).
-REF_KINDS = (
-    "note",
-    "message",
-    "chat",
-    "person",
-    "meeting",
-    "task",
-    "attachment",
-    "conversation",
-    "url",
-)
-
 
 def file_name(kind: str) -> str:
     return f"{kind}.jsonl"

@@ -11,7 +11,6 @@ from typing import Any
 
 from django.db import transaction
 
-from archive.exports.format import REF_KINDS
 from archive.exports.load import Ids, LoadDone, attachment_pk
 from archive.exports.reader import Line
 from archive.store.models import Attachment, Chat, Message, Person
@@ -30,6 +29,7 @@ from meetings.services.calendars import calendar_store
 from meetings.services.links import meeting_link
 from meetings.services.transcripts import transcript_store
 from notes.models import Note
+from notes.selectors import ref_parse
 from notes.services.folders import folder_ensure
 from notes.services.links import link_add, link_kind_add
 from notes.services.notes import note_create, note_update
@@ -44,7 +44,7 @@ from tasks.services import (
     task_delete,
     task_update,
 )
-from wirecat.errors import WireCatError
+from wirecat.errors import Invalid, WireCatError
 
 # --- references: what a tag or a link is on -----------------------------------------------
 
@@ -58,9 +58,11 @@ def target_read(line: Line, name: str) -> Line:
 
 
 def ref_checked(found: Line) -> Line:
-    kind, sep, _key = found.text("ref", required=True).partition(":")
-    if not sep or kind not in REF_KINDS:
-        raise found.fail(f"ref: kind:key with kind one of {', '.join(REF_KINDS)}")
+    """`found`, its `ref` read as the notes read a typed reference (their kinds and keys)."""
+    try:
+        ref_parse(found.text("ref", required=True))
+    except Invalid as exc:
+        raise found.fail(str(exc)) from exc
     return found
 
 

@@ -14,6 +14,7 @@ from archive.exports.format import FILES
 from archive.exports.services import export_load, is_export
 from archive.store.models import Account, Chat, Message
 from archive.store.sink import batch_record
+from archive.tags.models import Tag
 from tests.factories import batch, message
 from wirecat.errors import Invalid
 
@@ -161,3 +162,15 @@ def test_the_import_command_names_the_broken_line(tmp_path: Path) -> None:
         call_command("import", str(root))
     assert str(refused.value).startswith("chats.jsonl, line 2: kind: one of dm, group")
     assert not Account.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_reference_the_notes_would_not_read_is_refused_with_their_sentence(
+    tmp_path: Path,
+) -> None:
+    tag = {"tag": "trip", "colour": "", "on": {"ref": "planet:mars"}, "actor": None}
+    root = _export(tmp_path / "export", tags=[tag])
+    said = _refused(root)
+    assert said.startswith("tags.jsonl, line 1:")
+    assert "a typed reference such as person:12" in said and "'planet:mars'" in said
+    assert not Tag.objects.exists()
