@@ -146,11 +146,66 @@ def write(out: Path, target: int) -> int:
     return written
 
 
+def _messages(target: int) -> Iterator[dict[str, object]]:
+    """The corpus's messages, log after log (each log shifted a year per pass), until
+    `target`."""
+    corpus = logs()
+    written = shift = 0
+    while True:
+        for day, lines, parents in corpus:
+            for message in chat_messages(day, lines, parents, shift, written + 1):
+                if written >= target:
+                    return
+                written += 1
+                yield message
+        shift += 1
+
+
+def write_chats(folder: Path, target: int, per_chat: int = 5_000) -> list[Path]:
+    """`target` messages as single-chat exports ("Export chat history"), `per_chat` each:
+    `folder/chat-NNN/result.json`, the way Telegram Desktop writes one chat."""
+    files: list[Path] = []
+    handle = None
+    for number, message in enumerate(_messages(target)):
+        if number % per_chat == 0:
+            if handle is not None:
+                handle.write("\n ]\n}\n")
+                handle.close()
+            chat_no = len(files) + 1
+            path = folder / f"chat-{chat_no:03d}" / "result.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            files.append(path)
+            handle = path.open("w", encoding="utf-8")
+            handle.write(
+                '{\n "name": '
+                + json.dumps(f"#ubuntu part {chat_no}")
+                + ',\n "type": "public_supergroup",\n "id": '
+                + str(20_000 + chat_no)
+                + ',\n "messages": [\n'
+            )
+        else:
+            assert handle is not None
+            handle.write(",\n")
+        handle.write("  " + json.dumps(message, ensure_ascii=False))
+    if handle is not None:
+        handle.write("\n ]\n}\n")
+        handle.close()
+    return files
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path)
+    parser.add_argument("out", type=Path, help="a result.json, or a folder with --per-chat")
     parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument(
+        "--per-chat", type=int, help="write single-chat exports of this many messages each"
+    )
     args = parser.parse_args()
+    if args.per_chat:
+        files = write_chats(args.out, args.messages, args.per_chat)
+        size = sum(path.stat().st_size for path in files)
+        print(f"wrote {args.messages:,} messages in {len(files)} chat exports ({size / 1e6:.0f} MB)")
+        return
     count = write(args.out, args.messages)
     print(f"wrote {count:,} messages to {args.out} ({args.out.stat().st_size / 1e6:.0f} MB)")
 
