@@ -289,6 +289,10 @@ IMPORT_TRANSACTION_MS = int(os.environ.get("WIRECAT_IMPORT_TRANSACTION_MS", "250
 IMPORT_READER_PROCESS = env_bool("WIRECAT_IMPORT_READER_PROCESS", default=True)
 # What one import may cost, whatever the file (archive/connectors/limits.py, json_guard.py);
 # past each, the import stops with an error naming the file, the place and the setting.
+# A JSON export up to this size is parsed whole at C speed (its objects take up to 16x its
+# size); a
+# larger one, or one past any cap below, is streamed (archive/connectors/telegram/whole_file.py).
+IMPORT_WHOLE_FILE = env_bytes("WIRECAT_IMPORT_WHOLE_FILE", "4M")
 IMPORT_MAX_JSON_DEPTH = int(os.environ.get("WIRECAT_IMPORT_MAX_JSON_DEPTH", "64"))
 IMPORT_MAX_JSON_VALUE = env_bytes("WIRECAT_IMPORT_MAX_JSON_VALUE", "1M")
 IMPORT_MAX_MESSAGE_BYTES = env_bytes("WIRECAT_IMPORT_MAX_MESSAGE_BYTES", "16M")

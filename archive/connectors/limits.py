@@ -55,6 +55,7 @@ class Limits:
     zip_ratio: int = 200
     import_bytes: int = 256 * GIB
     disk_margin: int = 512 * MIB
+    whole_file_bytes: int = 4 * MIB
 
 
 def import_limits() -> Limits:
@@ -73,6 +74,7 @@ def import_limits() -> Limits:
         zip_ratio=getattr(settings, "IMPORT_MAX_ZIP_RATIO", default.zip_ratio),
         import_bytes=getattr(settings, "IMPORT_MAX_BYTES", default.import_bytes),
         disk_margin=getattr(settings, "IMPORT_DISK_MARGIN", default.disk_margin),
+        whole_file_bytes=getattr(settings, "IMPORT_WHOLE_FILE", default.whole_file_bytes),
     )
 
 

@@ -39,6 +39,7 @@ from multiprocessing.connection import Connection
 from archive.connectors.base import (
     ExportStream,
     ImportItem,
+    import_limits,
     item_kept_whole,
     item_weight,
     spill_sweep,
@@ -92,12 +93,13 @@ class ExportItems:
 
     def _in_process(self) -> Iterator[ImportItem]:
         self._spiller = os.getpid()
+        limits = import_limits()  # once: the settings are read per call
         try:
             for item in self.stream.items:
                 self.read += 1
                 self.skipped = dict(self.stream.skipped)
                 if self.read > self.skip:
-                    yield item_kept_whole(item)
+                    yield item_kept_whole(item, limits)
         finally:  # what the reader skipped after its last item, or before its error
             self.skipped = dict(self.stream.skipped)
 
@@ -202,13 +204,14 @@ def _child(stream: ExportStream, skip: int, send: Connection) -> None:
     read = 0
     items: list[ImportItem] = []
     weight = 0
+    limits = import_limits()  # once: the settings are read per call
     try:
         try:
             for item in stream.items:
                 read += 1
                 if read <= skip:
                     continue
-                item = item_kept_whole(item)
+                item = item_kept_whole(item, limits)
                 items.append(item)
                 weight += item_weight(item)
                 if len(items) >= CHUNK_ITEMS or weight >= CHUNK_BYTES:

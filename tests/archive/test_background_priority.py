@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from archive.imports import services as import_services
+from archive.imports import running as import_running
 from archive.imports.services import IMPORT_MIN_BATCH, import_job_create, import_run
 from archive.store.domain import Batch, BatchResult
 from archive.store.models import Message
@@ -160,13 +160,13 @@ def test_a_celery_worker_and_its_pool_run_at_the_background_priority(tmp_path: P
 def batches_of_import(tmp_path: Path, monkeypatch: Any, count: int) -> list[int]:
     """The number of messages in each transaction an import of `count` messages wrote."""
     sizes: list[int] = []
-    real = import_services.batch_record
+    real = import_running.batch_record
 
     def counting(*, batch: Batch, **kwargs: Any) -> BatchResult:
         sizes.append(len(batch.messages))
         return real(batch=batch, **kwargs)
 
-    monkeypatch.setattr(import_services, "batch_record", counting)
+    monkeypatch.setattr(import_running, "batch_record", counting)
     export = telegram_export(tmp_path / f"result-{len(list(tmp_path.iterdir()))}.json", count)
     job = import_run(job_id=import_job_create(source=export, resume=False).pk)
     assert job.status == "done", job.errors

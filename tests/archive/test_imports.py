@@ -20,14 +20,8 @@ from django.test import Client
 from archive.connectors.base import ImportItem
 from archive.imports.jobs import import_run as import_run_job
 from archive.imports.models import ImportJob
-from archive.imports.services import (
-    IMPORT_CACHE_KIB,
-    IMPORT_CHECKPOINT_PAGES,
-    IMPORT_GC_THRESHOLD,
-    import_job_create,
-    import_job_resume,
-    import_run,
-)
+from archive.imports.running import IMPORT_CACHE_KIB, IMPORT_CHECKPOINT_PAGES, IMPORT_GC_THRESHOLD
+from archive.imports.services import import_job_create, import_job_resume, import_run
 from archive.store.blobs import blob_open
 from archive.store.domain import AccountRecord, AttachmentRecord, Batch, ChatRecord, IdentityRecord
 from archive.store.models import Message

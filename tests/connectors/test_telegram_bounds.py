@@ -195,11 +195,12 @@ def _write_big_account(path: Path, chats: int, per_chat: int) -> None:
         out.write("]}}")
 
 
-def test_large_exports_are_streamed_with_bounded_memory(tmp_path: Path) -> None:
+def test_large_exports_are_streamed_with_bounded_memory(tmp_path: Path, settings: Any) -> None:
     path = tmp_path / "result.json"
     _write_big_account(path, chats=3, per_chat=2500)
     size = path.stat().st_size
     assert size > 5_000_000
+    settings.IMPORT_WHOLE_FILE = size - 1  # past the size parsed whole: streamed
     stream = READER.open(path, ReadOptions())
     assert stream.total is None
     count = 0

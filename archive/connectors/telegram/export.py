@@ -26,14 +26,30 @@ import io
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from pathlib import Path
 from typing import Any, ClassVar
 
-from archive.connectors.base import ExportStream, FormatError, ImportItem, ReadOptions, read_head
-from archive.connectors.estimates import HASH_PREFIX, neighbours_dated
+from archive.connectors.base import (
+    ExportStream,
+    FormatError,
+    ImportItem,
+    Limits,
+    ReadOptions,
+    import_limits,
+    read_head,
+)
+from archive.connectors.estimates import HASH_PREFIX, ContentIds, neighbours_dated
 from archive.connectors.json_guard import BOM, JSON_ERRORS, Events, guarded_head, json_problem
 from archive.connectors.telegram.json_stream import Tracked, open_tracked
 from archive.connectors.telegram.translation import BadValue, Context, id_text, message_item
+from archive.connectors.telegram.whole_file import (
+    GiveWay,
+    chats_in,
+    message_depth,
+    message_fits,
+    whole_file_data,
+)
 from archive.store.domain import AccountRecord, ChatRecord, IdentityRecord
 
 PROVIDER = "telegram"
@@ -245,6 +261,77 @@ def _account(head: _Head, options: ReadOptions) -> AccountRecord:
 
 
 def _items(context: Context, containers: dict[str, bool]) -> Iterator[ImportItem]:
+    """Every message of the export, chat by chat: parsed whole when the file is small and
+    tame (whole_file.py), else, or from where that gives way, streamed."""
+    limits = import_limits()
+    data = (
+        whole_file_data(context.json_path.read_bytes(), limits) if _small(context, limits) else None
+    )
+    handed = 0
+    if data is not None:
+        try:
+            for item in _whole_items(context, containers, data, limits):
+                handed += 1
+                yield item
+            return
+        except GiveWay:
+            data = None
+            # Read again from the start: the counters start again too, so the messages
+            # passed over count exactly once.
+            context.skipped.clear()
+            context.content_ids = ContentIds()
+    yield from islice(_streamed_items(context, containers), handed, None)
+
+
+def _small(context: Context, limits: Limits) -> bool:
+    try:
+        return context.json_path.stat().st_size <= limits.whole_file_bytes
+    except OSError:
+        return False  # the streaming reader says what is wrong with it
+
+
+def _whole_items(
+    context: Context, containers: dict[str, bool], data: dict[str, Any], limits: Limits
+) -> Iterator[ImportItem]:
+    """The messages of a file parsed whole, as streaming would give them; GiveWay at the
+    first thing left to streaming (an odd shape, a message near a cap or refused)."""
+    seen: Counter[str] = Counter()
+    for container, chat_object in chats_in(data, containers, limits):
+        chat = _Chat(container=container, index=seen[container], left=containers[container])
+        seen[container] += 1
+        chat.fields = {
+            name: chat_object[name]
+            for name in ("name", "type", "id")
+            if name in chat_object and _scalar(chat_object[name])
+        }
+        if "messages" not in chat_object:
+            continue
+        messages = chat_object["messages"]
+        if not isinstance(messages, list):
+            raise GiveWay
+        chat.record = _chat_record(context, chat)
+        depth = message_depth(container)
+        for raw in messages:
+            if not isinstance(raw, dict):
+                raise GiveWay
+            try:
+                item = _item(context, chat, raw)
+            except FormatError as exc:
+                raise GiveWay from exc
+            if not message_fits(item.message.raw_json, depth, limits):
+                raise GiveWay
+            chat.messages += 1
+            chat.last_id = item.message.external_id
+            yield item
+
+
+def _scalar(value: Any) -> bool:
+    """What the streaming reader takes as a chat's name, type or id: a string, a number or
+    null (ijson's events), not a boolean, list or object."""
+    return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
+
+
+def _streamed_items(context: Context, containers: dict[str, bool]) -> Iterator[ImportItem]:
     """Every message of the export, chat by chat, as the file is read."""
     handle, tracked = open_tracked(context.json_path)
     chat: _Chat | None = None

@@ -22,7 +22,7 @@ from archive.connectors.registry import MEETING_FORMATS, formats
 from archive.exports.services import export_load, is_export
 from archive.imports.models import ImportJob, ImportStatus
 from archive.imports.selectors import meeting_changes, meeting_summary
-from archive.imports.services import import_job_create, import_run
+from archive.imports.services import import_job_create, import_run_many
 from wirecat.errors import WireCatError
 
 
@@ -55,58 +55,41 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        failed = 0
+        jobs: list[ImportJob] = []
         for path in options["paths"]:
             if is_export(path):  # a WireCat export (`wirecat export`): the whole archive
                 self._wirecat_export(path)
                 continue
             try:
-                job = import_job_create(
-                    source=path,
-                    format_name=options["format_name"],
-                    account_name=options["account"],
-                    resume=not options["restart"],
-                    meeting=options["meeting"],
-                    recording_start=options["start"],
+                jobs.append(
+                    import_job_create(
+                        source=path,
+                        format_name=options["format_name"],
+                        account_name=options["account"],
+                        resume=not options["restart"],
+                        meeting=options["meeting"],
+                        recording_start=options["start"],
+                    )
                 )
             except WireCatError as exc:
                 raise CommandError(str(exc)) from exc
-            if job.outcome or job.format in MEETING_FORMATS:
-                job = import_run(job_id=job.pk)
-                self._summary(job)
-                failed += job.status != ImportStatus.DONE
-                continue
-            if job.position:
-                self.stdout.write(f"Resuming {job.public_id} after {job.position:,} messages")
-            job = self._run(job, options["batch_size"])
+        if not jobs:
+            return
+        bars = _Bars(self)
+        try:
+            # One run: each file's reader starts while the one before is written.
+            ended = import_run_many(
+                job_ids=[job.pk for job in jobs],
+                progress=bars.progress,
+                batch_size=options["batch_size"],
+            )
+        finally:
+            bars.close()
+        for job in ended:
             self._summary(job)
-            failed += job.status != ImportStatus.DONE
+        failed = sum(job.status != ImportStatus.DONE for job in ended)
         if failed:
             raise CommandError(f"{failed} of {len(options['paths'])} imports did not finish")
-
-    def _run(self, job: ImportJob, batch_size: int | None) -> ImportJob:
-        bar = tqdm(
-            desc=f"{job.source_name} ({job.format})",
-            unit=" msg",
-            unit_scale=(job.total or 0) >= 10_000,
-            initial=job.position,
-            total=job.total,
-            file=self.stderr._out,
-            dynamic_ncols=True,
-        )
-        shown = job.position
-
-        def progress(current: ImportJob) -> None:
-            nonlocal shown
-            if current.total and bar.total != current.total:
-                bar.total = current.total
-            bar.update(current.position - shown)
-            shown = current.position
-
-        try:
-            return import_run(job_id=job.pk, progress=progress, batch_size=batch_size)
-        finally:
-            bar.close()
 
     def _wirecat_export(self, path: Path) -> None:
         """A WireCat export, checked whole and then written through the sink and each
@@ -191,3 +174,43 @@ def _moment(text: str) -> datetime:
     if timezone.is_naive(found):
         found = timezone.make_aware(found)
     return found
+
+
+class _Bars:
+    """A progress bar per file of the run, each shown while its file is imported."""
+
+    def __init__(self, command: BaseCommand) -> None:
+        self.command = command
+        self.job_id: int | None = None
+        self.bar: tqdm[None] | None = None
+        self.shown = 0
+
+    def progress(self, job: ImportJob) -> None:
+        if job.format in MEETING_FORMATS or job.outcome:
+            return
+        if job.pk != self.job_id:
+            self.close()
+            self.job_id, self.shown = job.pk, job.position
+            if job.position and job.status == ImportStatus.RUNNING:
+                self.command.stdout.write(
+                    f"Resuming {job.public_id} after {job.position:,} messages"
+                )
+            self.bar = tqdm(
+                desc=f"{job.source_name} ({job.format})",
+                unit=" msg",
+                unit_scale=(job.total or 0) >= 10_000,
+                initial=job.position,
+                total=job.total,
+                file=self.command.stderr._out,
+                dynamic_ncols=True,
+            )
+        assert self.bar is not None
+        if job.total and self.bar.total != job.total:
+            self.bar.total = job.total
+        self.bar.update(job.position - self.shown)
+        self.shown = job.position
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
