@@ -12,6 +12,7 @@ from typing import Any
 from django.db import models
 
 from archive.store.ids import new_attachment_id, new_message_id
+from archive.store.raw import PackedJsonTextField
 
 _sink_active: contextvars.ContextVar[bool] = contextvars.ContextVar("sink_active", default=False)
 
@@ -229,7 +230,8 @@ class Message(models.Model):
     delivery_status = models.CharField(
         max_length=16, choices=DeliveryStatus.choices, blank=True, default=""
     )
-    raw_json = models.TextField(blank=True)
+    # Text, or a zstd frame of it with the provider's dictionary (archive/store/raw.py).
+    raw_json = PackedJsonTextField(blank=True)
     provider_metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -242,6 +244,8 @@ class Message(models.Model):
                 fields=["account", "chat", "external_id"], name="message_account_chat_external_uniq"
             )
         ]
+        # Every index here costs each import an entry per message: each is kept by a test
+        # of the query plan that uses it (tests/store_indexes/).
         indexes = [
             models.Index(fields=["chat", "sent_at", "id"], name="message_chat_time_idx"),
             models.Index(fields=["sent_at"], name="message_sent_at_idx"),
@@ -283,6 +287,21 @@ class Message(models.Model):
         return f"The export gave no usable date for this message.{taken}"
 
 
+class RawDictionary(models.Model):
+    """A zstd dictionary trained on one provider's raw JSON (archive/store/raw.py). Every
+    message compressed with it names it by `dict_id` in its frame and needs it for as long
+    as the message exists: a row here is never changed or deleted once written."""
+
+    provider = models.CharField(max_length=32)
+    # zstd's own id of the dictionary (a 32-bit hash of its content).
+    dict_id = models.BigIntegerField(unique=True)
+    data = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.provider} dictionary {self.dict_id}"
+
+
 class MessageRevision(models.Model):
     """An earlier text of an edited message; the archive never loses text."""
 
@@ -302,12 +321,15 @@ class Attachment(models.Model):
     public_id = models.CharField(
         max_length=32, unique=True, default=new_attachment_id, editable=False
     )
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="attachments")
+    # No index of its own: the unique (message, external_id) starts with it (migration 0034).
+    message = models.ForeignKey(
+        Message, on_delete=models.CASCADE, related_name="attachments", db_index=False
+    )
     external_id = models.CharField(max_length=255, blank=True)
     file_name = models.CharField(max_length=500, blank=True)
     mime_type = models.CharField(max_length=255, blank=True)
     size = models.BigIntegerField(null=True, blank=True)
-    sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    sha256 = models.CharField(max_length=64, blank=True)  # no query looks an attachment up by it
     # Relative to the state folder's blob store; the retention sweep nulls it, never the row.
     path = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 - NULL = swept
     provider_metadata = models.JSONField(default=dict, blank=True)
@@ -342,9 +364,11 @@ class ConnectorState(models.Model):
 
 
 class Change(models.Model):
-    """The changes feed, in order: message added, edited, tombstoned; tag added, removed;
-    send status. Written by `archive.store.changes` alone (its `ChangeKind` names the kinds),
-    in the transaction of its cause."""
+    """The changes feed, in order: message added, edited, tombstoned; a quiet batch's new
+    messages of one chat (first and last message, how many); tag added, removed; send
+    status; note created, updated, deleted. Written by `archive.store.changes` alone (its
+    `ChangeKind` names the kinds and what each keeps where), in the transaction of its
+    cause."""
 
     kind = models.CharField(max_length=24)
     # Plain ids, not foreign keys: the feed outlives what it reports (a purged message's

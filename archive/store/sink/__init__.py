@@ -14,7 +14,8 @@ The parts, in the order a batch passes them (`record.batch_record`):
 - `inserts`: new messages, indexed set-wise;
 - `public_ids`: the id an exported message or attachment brings, kept when it is free;
 - `attachments`, `replies`: what hangs off a message, and replies meeting their parents;
-- `outbound`: the owner's purge, sends and their delivery status.
+- `outbound`: the owner's purge, sends and their delivery status;
+- `repack`: raw JSON still stored as text packed afterwards (the nightly optimise).
 """
 
 from archive.store.changes import quiet_changes

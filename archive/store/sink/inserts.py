@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+import orjson
 from django.db import connection
 
 from archive.store.domain import MessageRecord
+from archive.store.raw import raw_packer
 from archive.store.sink.cleaning import normalize_text
 from archive.store.sink.public_ids import public_ids_given
 from archive.store.sink.replies import parent_ids
@@ -34,8 +36,21 @@ _NEXT_MESSAGE_ID = (
 FTS_TABLES = ("message_fts", "message_trigram")
 
 
-# One encoder for every row (json.dumps with options builds a new one per call).
+# One encoder for every row (json.dumps with options builds a new one per call), for what
+# orjson refuses.
 _to_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def metadata_json(metadata: dict[str, object]) -> str:
+    """A record's metadata as the store keeps it: JSON written at C speed (orjson, about a
+    tenth of json's time); json's encoder for what orjson refuses (a lone surrogate, which
+    becomes U+FFFD, or a key that is not a string)."""
+    if not metadata:
+        return "{}"
+    try:
+        return orjson.dumps(metadata).decode()
+    except (orjson.JSONEncodeError, UnicodeDecodeError):
+        return without_surrogates(_to_json(metadata))
 
 
 def _db_time(value: datetime | None) -> str | None:
@@ -66,10 +81,10 @@ def messages_insert(
         rows = []
         # An exported message's own id when it brings one that is free (one probe).
         public_ids = public_ids_given("msg", [record.public_id for record in records.values()])
+        # Raw JSON as zstd frames with the provider's dictionary (archive/store/raw.py).
+        pack = raw_packer(ctx.account.provider, [record.raw_json for record in records.values()])
         for public_id, (key, record) in zip(public_ids, records.items(), strict=True):
-            metadata = _to_json(record.metadata) if record.metadata else "{}"
-            if not metadata.isascii():
-                metadata = without_surrogates(metadata)
+            metadata = metadata_json(record.metadata)
             rows.append(
                 (
                     ids[key],
@@ -86,7 +101,7 @@ def messages_insert(
                     parents.get(key),
                     _db_time(record.edited_at),
                     _db_time(record.deleted_at or deleted.get(key)),
-                    record.raw_json,
+                    pack(record.raw_json),
                     metadata,
                     stamp,
                     stamp,
