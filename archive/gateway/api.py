@@ -14,17 +14,25 @@ from archive.gateway.models import SendAttempt
 from archive.gateway.schemas import (
     ChangeOut,
     ChangesOut,
+    ImportedMessagesOut,
     MarkReadIn,
     MarkReadOut,
     SendIn,
     SendOut,
     UnreadOut,
 )
-from archive.gateway.selectors import NOTE_KINDS, changes_page, first_unread_id, unread_page
+from archive.gateway.selectors import (
+    NOTE_KINDS,
+    changes_page,
+    first_unread_id,
+    imported_messages_page,
+    unread_page,
+)
 from archive.gateway.services.agents import mark_read
 from archive.gateway.services.idempotency import KEY_MAX, idempotent, key_clean
 from archive.gateway.services.sends import SendRefused, send_get, send_request
-from archive.store.models import Message
+from archive.store.changes import ChangeKind, imported_count
+from archive.store.models import Change, Message
 from archive.store.schemas import message_out
 from archive.store.selectors import messages_full
 from archive.web.api import (
@@ -35,6 +43,7 @@ from archive.web.api import (
     links,
     public_id,
     requires,
+    row_id,
     scope,
 )
 from archive.web.schemas import Format
@@ -45,6 +54,9 @@ UnreadCursor = Annotated[
 ]
 ChangesCursor = Annotated[
     str, Format("wirecat-changes-cursor"), Field(description="the `cursor` of a page")
+]
+ImportedCursor = Annotated[
+    str, Format("wirecat-imported-cursor"), Field(description="the `next_cursor` of a page")
 ]
 
 router = Router(tags=["messages"])
@@ -114,22 +126,51 @@ def changes(
     rows; the owner sees every row."""
     page = changes_page(agent=caller_agent(request), cursor=cursor, limit=limit)
     return ChangesOut(
-        changes=[
-            ChangeOut(
-                seq=c.pk,
-                kind=c.kind,
-                at=c.at,
-                message=page.public_ids.get(c.message_pk or 0),
-                chat_id=c.chat_pk,
-                # a note's own row keeps the note's id in `tag`: it is shown as `note`
-                tag=None if c.kind in NOTE_KINDS else c.tag or None,
-                target_kind=c.target_kind or None,
-                target_id=c.target_id,
-                note=page.notes.get(c.pk),
-            )
-            for c in page.changes
-        ],
+        changes=[_change_out(c, page.public_ids, page.notes) for c in page.changes],
         cursor=page.cursor,
+    )
+
+
+def _change_out(c: Change, public_ids: dict[int, str], notes: dict[int, str]) -> ChangeOut:
+    # A note's own row keeps the note's id in `tag` (shown as `note`); a messages.imported
+    # row its count in `tag` and its last message's row id in `target_id` (shown as
+    # `count` and `last_message`).
+    imported = c.kind == ChangeKind.MESSAGES_IMPORTED
+    return ChangeOut(
+        seq=c.pk,
+        kind=c.kind,
+        at=c.at,
+        message=public_ids.get(c.message_pk or 0),
+        chat_id=c.chat_pk,
+        tag=None if imported or c.kind in NOTE_KINDS else c.tag or None,
+        target_kind=c.target_kind or None,
+        target_id=None if imported else c.target_id,
+        note=notes.get(c.pk),
+        last_message=public_ids.get(c.target_id or 0) if imported else None,
+        count=imported_count(c.tag) if imported else None,
+    )
+
+
+@router.get(
+    "/changes/{seq}/messages",
+    response=answers(ImportedMessagesOut),
+    summary="The messages of a messages.imported change, in the order they were stored",
+    **scope("messages.read"),
+)
+@requires("messages.read")
+def imported_messages(
+    request: HttpRequest,
+    seq: int = row_id("change"),
+    cursor: ImportedCursor | None = None,
+    limit: int = limit_query(100, 200),
+) -> ImportedMessagesOut:
+    """A messages.imported row of the feed (its `seq`) stands for a chat's new messages of
+    one quiet batch: these are they, as many as are still stored (tombstoned ones too,
+    `deleted`), first to last; `next_cursor` pages on. 404 for a `seq` that is not such a
+    row or that this agent does not see in its feed."""
+    page = imported_messages_page(agent=caller_agent(request), seq=seq, cursor=cursor, limit=limit)
+    return ImportedMessagesOut(
+        messages=[message_out(m) for m in page.messages], next_cursor=page.next_cursor
     )
 
 

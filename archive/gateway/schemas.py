@@ -57,10 +57,14 @@ class MarkReadOut(Schema):
 
 
 class ChangeOut(Schema):
-    """One change: message.added, message.edited, message.tombstoned, tag.added,
-    tag.removed, send.status, note.created, note.updated, note.deleted. `message` is null
-    when the message has been purged since. `note` is the note's id (note_…) for a note's
-    change (a deleted note's too) and for a tag on a note; null otherwise."""
+    """One change: message.added, message.edited, message.tombstoned, messages.imported,
+    tag.added, tag.removed, send.status, note.created, note.updated, note.deleted.
+    `message` is null when the message has been purged since. `note` is the note's id
+    (note_…) for a note's change (a deleted note's too) and for a tag on a note; null
+    otherwise. A messages.imported row stands for the new messages of one chat
+    (`chat_id`) that one quiet batch (an import, the sync's repair pass) stored: `count`
+    of them, from `message` (the first) to `last_message` (the last), null for other
+    kinds; `GET /api/changes/{seq}/messages` lists them."""
 
     seq: int
     kind: str
@@ -71,11 +75,18 @@ class ChangeOut(Schema):
     target_kind: str | None
     target_id: int | None
     note: str | None = None
+    last_message: str | None = None
+    count: int | None = None
 
 
 class ChangesOut(Schema):
     changes: list[ChangeOut]
     cursor: str  # poll again with it; it never skips a change
+
+
+class ImportedMessagesOut(Schema):
+    messages: list[MessageOut]  # in the order they were stored
+    next_cursor: str | None
 
 
 class SendIn(BodyIn):

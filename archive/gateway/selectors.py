@@ -24,7 +24,7 @@ from archive.gateway.models import Agent, SendAttempt, SendOutcome
 from archive.search.selectors import SearchPage, message_search
 from archive.store.changes import ChangeKind
 from archive.store.models import Change, Chat, ChatKind, DeliveryStatus, Direction, Message
-from archive.store.selectors import chat_get, message_get
+from archive.store.selectors import chat_get, message_get, messages_full
 from notes.models import Note
 from wirecat.db.values import db_time
 from wirecat.errors import Invalid, NotFound
@@ -174,7 +174,9 @@ def unread_page(*, agent: Agent, cursor: str | None = None, limit: int = 50) -> 
 @dataclass(frozen=True)
 class ChangesPage:
     changes: list[Change]
-    public_ids: dict[int, str]  # message pk -> msg_… (absent when purged)
+    # message pk -> msg_… (absent when purged): of each row's message, and of the last
+    # message of a "messages.imported" row (its `target_id`)
+    public_ids: dict[int, str]
     cursor: str  # always given: poll again with it
     # change pk -> note_… of a note's change (kept in its row) or of a tag on a note
     notes: dict[int, str] = field(default_factory=dict)
@@ -245,8 +247,44 @@ def changes_page(
         changes = list(rows.filter(_feed_visible(agent), pk__lte=top)[:limit])
         last = changes[-1].pk if len(changes) == limit else max(top, after)
     ids = {c.message_pk for c in changes if c.message_pk}
+    ids |= {c.target_id for c in changes if c.kind == ChangeKind.MESSAGES_IMPORTED and c.target_id}
     public = dict(Message.objects.filter(pk__in=ids).values_list("pk", "public_id"))
     return ChangesPage(changes, public, _token("c", last), _note_ids(changes))
+
+
+@dataclass(frozen=True)
+class ImportedPage:
+    messages: list[Message]  # in the order they were stored (by id)
+    next_cursor: str | None
+
+
+def imported_messages_page(
+    *, agent: Agent | None, seq: int, cursor: str | None = None, limit: int = 100
+) -> ImportedPage:
+    """The messages a "messages.imported" row `seq` counts, as many as are still stored
+    (tombstoned ones too), in the order they were stored: its chat's messages from its
+    first to its last message by id. NotFound for a row that is not one, or that `agent`
+    may not see in the feed."""
+    if not 1 <= limit <= 200:
+        raise Invalid("limit: between 1 and 200")
+    after = _value("i", cursor)
+    rows = Change.objects.filter(pk=seq, kind=ChangeKind.MESSAGES_IMPORTED)
+    if agent is not None:
+        rows = rows.filter(_feed_visible(agent))
+    change = rows.first()
+    chat, first, last = (None, None, None)
+    if change is not None:
+        chat, first, last = change.chat_pk, change.message_pk, change.target_id
+    if chat is None or first is None or last is None:
+        raise NotFound(f"change {seq}: no messages.imported row of that number")
+    ids = list(
+        Message.objects.filter(chat_id=chat, pk__gte=max(first, after + 1), pk__lte=last)
+        .order_by("pk")
+        .values_list("pk", flat=True)[: limit + 1]
+    )
+    more = len(ids) > limit
+    ids = ids[:limit]
+    return ImportedPage(messages_full(ids), _token("i", ids[-1]) if more else None)
 
 
 # --- search -------------------------------------------------------------------------------

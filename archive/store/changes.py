@@ -7,7 +7,10 @@ bound as parameters. The vocabulary lives here too: the kinds of change the feed
 and the events webhooks call them by.
 
 Quiet: within `quiet_changes()` (an import of history, the sync's repair pass) every row
-is written quiet: in the feed for agents that poll it, told to no webhook.
+is written quiet: in the feed for agents that poll it, told to no webhook. A quiet batch's
+new messages are one row per chat ("messages.imported": the chat's first and last new
+message and how many), not one per message: history is read, not reacted to, and a million
+imported messages would otherwise be a million rows no webhook hears of.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class ChangeKind(StrEnum):
     MESSAGE_ADDED = "message.added"
     MESSAGE_EDITED = "message.edited"
     MESSAGE_TOMBSTONED = "message.tombstoned"
+    MESSAGES_IMPORTED = "messages.imported"  # a quiet batch's new messages of one chat
     TAG_ADDED = "tag.added"
     TAG_REMOVED = "tag.removed"
     SEND_STATUS = "send.status"
@@ -56,10 +60,14 @@ class Event(StrEnum):
 EVENTS: tuple[str, ...] = tuple(event.value for event in Event)
 
 
-def event_of(kind: str, *, direction: str = "in") -> Event:
-    """The webhook event of a change of `kind` (an added message's by its direction).
-    Migration 0017's fan-out trigger computes the same in SQL; a test holds the two equal."""
+def event_of(kind: str, *, direction: str = "in") -> Event | None:
+    """The webhook event of a change of `kind` (an added message's by its direction); None
+    for "messages.imported", which no webhook hears of (its rows are always quiet, so the
+    fan-out trigger never sees one). Migration 0017's fan-out trigger computes the same in
+    SQL (as amended by 0027); a test holds the two equal."""
     match ChangeKind(kind):
+        case ChangeKind.MESSAGES_IMPORTED:
+            return None
         case ChangeKind.MESSAGE_ADDED:
             return Event.MESSAGE_OUTBOUND if direction == "out" else Event.MESSAGE_INBOUND
         case ChangeKind.MESSAGE_EDITED:
@@ -108,6 +116,16 @@ _MESSAGES_FROM = (
     " SELECT %s, m.id, m.chat_id, '', '', NULL, %s, %s FROM archive_message AS m"
 )
 _ADDED_SINCE = _MESSAGES_FROM + " WHERE m.id >= %s ORDER BY m.id"
+# A quiet batch's new messages, one row per chat: its first (`message_pk`) and last
+# (`target_id`) message and how many (`tag`, the row's one text column), quiet. NOT
+# INDEXED: the batch's rows by their ids; the planner would rather read a (chat, ...)
+# index in GROUP BY's order, which is every message of the store.
+_IMPORTED_SINCE = (
+    f"INSERT INTO archive_change ({_COLUMNS})"
+    " SELECT %s, min(m.id), m.chat_id, CAST(count(*) AS TEXT), '', max(m.id), %s, 1"
+    " FROM archive_message AS m NOT INDEXED WHERE m.id >= %s"
+    " GROUP BY m.chat_id ORDER BY min(m.id)"
+)
 _OF_IDS = _MESSAGES_FROM + " WHERE m.id IN (SELECT value FROM json_each(%s)) ORDER BY m.id"
 # Rows given whole, as one JSON array of arrays, in their order.
 _ROWS = (
@@ -122,12 +140,23 @@ def _stamp(at: datetime | None) -> str:
 
 
 def messages_added(*, first_id: int, at: datetime | None = None) -> None:
-    """Rows "message.added" for every message stored from id `first_id` on (the sink's batch
-    gives out its ids from there, so these are exactly the ones it just inserted)."""
+    """The messages stored from id `first_id` on (the sink's batch gives out its ids from
+    there, so these are exactly the ones it just inserted): a row "message.added" for each
+    (news: webhooks tell of each one), or within `quiet_changes()` one row
+    "messages.imported" per chat. A batch's ids run on without a gap from `first_id`, its
+    chats' messages mixed or not: a chat's row names the first and last of its own, and
+    its messages are exactly the chat's ones from the first to the last by id."""
+    stamp = _stamp(at)
     with connection.cursor() as cursor:
-        cursor.execute(
-            _ADDED_SINCE, [ChangeKind.MESSAGE_ADDED.value, _stamp(at), changes_quiet(), first_id]
-        )
+        if changes_quiet():
+            cursor.execute(_IMPORTED_SINCE, [ChangeKind.MESSAGES_IMPORTED.value, stamp, first_id])
+        else:
+            cursor.execute(_ADDED_SINCE, [ChangeKind.MESSAGE_ADDED.value, stamp, False, first_id])
+
+
+def imported_count(tag: str) -> int | None:
+    """How many messages a "messages.imported" row counts (kept as text in its `tag`)."""
+    return int(tag) if tag.isdigit() else None
 
 
 def messages_changed(

@@ -66,6 +66,7 @@ FORMATS = {
     "wirecat-query": QUERIES,
     "wirecat-unread-cursor": _ROW.map(lambda n: _token("u", n)),
     "wirecat-changes-cursor": _ROW.map(lambda n: _token("c", n)),
+    "wirecat-imported-cursor": _ROW.map(lambda n: _token("i", n)),
     "wirecat-chat-cursor": st.builds(
         _chat_cursor,
         st.datetimes(min_value=datetime(1971, 1, 1), timezones=st.just(UTC)),
