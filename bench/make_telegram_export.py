@@ -204,7 +204,7 @@ def main() -> None:
     if args.per_chat:
         files = write_chats(args.out, args.messages, args.per_chat)
         size = sum(path.stat().st_size for path in files)
-        print(f"wrote {args.messages:,} messages in {len(files)} chat exports ({size / 1e6:.0f} MB)")
+        print(f"wrote {args.messages:,} messages in {len(files)} files ({size / 1e6:.0f} MB)")
         return
     count = write(args.out, args.messages)
     print(f"wrote {count:,} messages to {args.out} ({args.out.stat().st_size / 1e6:.0f} MB)")
