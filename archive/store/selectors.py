@@ -41,10 +41,15 @@ def chat_list(*, sort: str = "recent") -> QuerySet[Chat]:
 
 
 def recent_messages(*, limit: int = 10) -> list[Message]:
+    """The newest messages (the dashboard). Their ids come first, from the time index
+    alone: joined to their chats in one statement, a store with statistics (the nightly
+    PRAGMA optimize) was read chat by chat and sorted whole, 1 s instead of 2 ms on a
+    million messages."""
+    newest = Message.objects.visible().order_by("-sent_at", "-id").values("pk")[:limit]
     return list(
-        Message.objects.visible()
+        Message.objects.filter(pk__in=newest)
         .select_related("chat", "sender")
-        .order_by("-sent_at", "-id")[:limit]
+        .order_by("-sent_at", "-id")
     )
 
 

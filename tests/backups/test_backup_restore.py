@@ -66,7 +66,7 @@ def test_round_trip_keeps_counts_blobs_and_search_answers(tmp_path: Path) -> Non
     manifest = json.loads(members["manifest.json"])
     assert manifest["counts"] == {**live_counts, "blobs": 2}
     assert live_counts["messages"] == 5 and live_counts["notes"] == 2
-    assert manifest["schema"]["archive"] == "0033_raw_dictionaries"
+    assert manifest["schema"]["archive"] == "0034_unused_indexes"
     assert {p["name"] for p in manifest["parts"]} == set(members) - {"manifest.json"}
     run = BackupRun.objects.get()
     assert run.ok and run.size == archives[0].stat().st_size and run.path == str(archives[0])
