@@ -151,13 +151,15 @@ def _messages(target: int) -> Iterator[dict[str, object]]:
     `target`."""
     corpus = logs()
     written = shift = 0
+    first_id = 1  # a log's ids are first_id + its line numbers: never one used before
     while True:
         for day, lines, parents in corpus:
-            for message in chat_messages(day, lines, parents, shift, written + 1):
+            for message in chat_messages(day, lines, parents, shift, first_id):
                 if written >= target:
                     return
                 written += 1
                 yield message
+            first_id += len(lines)
         shift += 1
 
 

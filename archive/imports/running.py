@@ -2,8 +2,8 @@
 in bounded batches through the single write path, each batch with the job's progress.
 
 Several files run as one (`import_run_many`, what `wirecat import` does with many paths):
-the next file's reader starts once the one before has read its last message, so its
-messages are ready when the writer gets to it; batches keep the size they grew to; the
+the next file's reader starts as the one before starts being written, so its messages
+are ready when the writer gets to it; batches keep the size they grew to; the
 bulk settings and the FTS backlog's merge come once for the run, not once per file.
 """
 
@@ -247,7 +247,7 @@ def _open(job: ImportJob) -> _Opened:
 @dataclass
 class _Run:
     """What the imports of one run share: the batch size reached so far, and the next
-    job's export, opened ahead while this one's last batches are written."""
+    job's export, opened ahead while this one is written."""
 
     size: int
     batch: int = 0
@@ -333,6 +333,9 @@ def _import(job: ImportJob, run: _Run, progress: Progress | None) -> ImportJob:
     opened: _Opened | None = None
     try:
         opened = run.take(job) or _open(job)
+        # The next file's reader starts now: its bounded queue fills while this file is
+        # written, so the writer never waits at a file's start.
+        run.open_ahead()
         stream, source, items = opened.stream, opened.source, opened.items
         ImportJob.objects.filter(pk=job.pk).update(total=stream.total, format=stream.format)
         job.refresh_from_db()
@@ -365,9 +368,6 @@ def _import(job: ImportJob, run: _Run, progress: Progress | None) -> ImportJob:
                 # Asked from the page (or anywhere) while this batch was being written?
                 if ImportJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
                     return _finish(job, ImportStatus.CANCELLED, source.skipped)
-                if not source.child_alive():  # this file is read: start on the next one
-                    run.open_ahead()
-        run.open_ahead()
         if pending:
             _write(job, stream, pending, source.read, staged, source.skipped)
         if failure is not None:

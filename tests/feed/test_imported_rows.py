@@ -13,14 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from archive.gateway.models import GatewaySettings, WebhookDelivery
 from archive.gateway.services import agents as agent_service
 from archive.gateway.services import webhooks
 from archive.imports.services import import_job_create, import_run
-from archive.store import changes
 from archive.store.domain import DeletionRecord
 from archive.store.models import Change, Chat, Message
 from archive.store.sink import batch_record
@@ -241,17 +239,3 @@ def test_following_an_imported_row_gets_exactly_its_messages(client: Client) -> 
         assert refused.status_code == 404, seq
     bogus = client.get(f"/api/changes/{row['seq']}/messages", {"cursor": "x!"}, **bearer(token))
     assert bogus.status_code == 422
-
-
-def test_an_imports_rows_read_only_the_batchs_messages() -> None:
-    """The row per chat is grouped from the batch's messages found by id, never from a scan
-    of the whole store (a (chat, ...) index would give GROUP BY its order)."""
-    history("A:a1", "B:b1")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "EXPLAIN QUERY PLAN " + changes._IMPORTED_SINCE.replace("%s", "?"),
-            ["messages.imported", "2024-03-01", 1],
-        )
-        plan = [row[3] for row in cursor.fetchall()]
-    assert any("USING INTEGER PRIMARY KEY (rowid>?)" in step for step in plan), plan
-    assert not any(step.startswith("SCAN") for step in plan), plan

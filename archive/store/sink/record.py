@@ -60,7 +60,7 @@ def batch_record(
         _replies_link(ctx, new_ids, pending)
         _chat_stats_refresh(ctx, pending.fresh, pending.redated)
         _cursor_save(ctx, batch)
-        _changes_record(new_ids, pending, now)
+        _changes_record(ctx, new_ids, pending, now)
         _written_announce(ctx, pending)
         _index_after_commit(new_ids, pending)
         _calendars_after_commit(pending)
@@ -144,10 +144,15 @@ def _cursor_save(ctx: Context, batch: Batch) -> None:
         )
 
 
-def _changes_record(new_ids: dict[Key, int], pending: Pending, now: datetime) -> None:
+def _changes_record(ctx: Context, new_ids: dict[Key, int], pending: Pending, now: datetime) -> None:
     """The changes feed: every message added, edited and tombstoned, set-wise."""
     if new_ids:
-        changes.messages_added(first_id=min(new_ids.values()), at=now)
+        chat_pks = {ext: chat.pk for ext, chat in ctx.chats.items()}
+        changes.messages_added(  # the ids were given out in the records' order
+            first_id=min(new_ids.values()),
+            chat_ids=[chat_pks[chat_ext] for chat_ext, _ in new_ids],
+            at=now,
+        )
     changes.messages_changed(
         kind=changes.ChangeKind.MESSAGE_EDITED, message_ids=pending.edited, at=now
     )
