@@ -68,6 +68,9 @@ class ExportStream:
     skipped: Counter[str] = field(default_factory=Counter)  # reason -> count, filled as read
     # Releases what the reader holds open (a database, a temporary copy); called once.
     close: Callable[[], None] | None = None
+    # The reader parses the file whole at C speed (telegram/whole_file.py): read in the
+    # importing process, it costs less than a forked reader's pickling and copied pages.
+    held_whole: bool = False
 
 
 class ExportReader(Protocol):

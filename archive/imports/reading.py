@@ -120,7 +120,7 @@ class ExportItems:
         # A pipe holds 64 KB, less than one chunk: drained only when the writer wants the
         # next item, the child would mostly wait. A thread (blocked in read(), without the
         # GIL) keeps up to QUEUE_CHUNKS chunks in hand so the child reads on meanwhile.
-        chunks: queue.Queue[_Chunk | None] = queue.Queue(maxsize=QUEUE_CHUNKS)
+        chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=QUEUE_CHUNKS)
         pump = threading.Thread(
             target=_pump, args=(receive, chunks, self._stop), name="wirecat-pipe", daemon=True
         )
@@ -141,11 +141,12 @@ class ExportItems:
         self._pid = None  # reaped just now
         return False
 
-    def _chunks(self, chunks: queue.Queue[_Chunk | None]) -> Iterator[ImportItem]:
+    def _chunks(self, chunks: queue.Queue[bytes | None]) -> Iterator[ImportItem]:
         while True:
-            chunk = chunks.get()
-            if chunk is None:
+            data = chunks.get()
+            if data is None:
                 raise OSError("the export's reader process ended without finishing")
+            chunk: _Chunk = pickle.loads(data)  # noqa: S301 - our own child, over our own pipe
             start = chunk.read - len(chunk.items)
             for offset, item in enumerate(chunk.items, start=1):
                 self.read = start + offset
@@ -177,33 +178,22 @@ class ExportItems:
             self._spiller = None
 
 
-def _pump(receive: Connection, chunks: queue.Queue[_Chunk | None], stop: threading.Event) -> None:
-    """Move the child's chunks from the pipe into `chunks`, unpickled, until it ends or
-    `stop`. Unpickling here, not where the items are used, lets it overlap the writer's
-    SQL (SQLite lets go of the GIL while it works)."""
-    read, skipped = 0, dict[str, int]()  # as far as the last chunk said
+def _pump(receive: Connection, chunks: queue.Queue[bytes | None], stop: threading.Event) -> None:
+    """Move the child's chunks from the pipe into `chunks` until it ends or `stop`."""
     while not stop.is_set():
-        chunk: _Chunk | None
         try:
             if not receive.poll(_POLL_SECONDS):
                 continue
-            data = receive.recv_bytes()
+            data: bytes | None = receive.recv_bytes()
         except (EOFError, OSError):
-            chunk = None
-        else:
-            try:
-                chunk = pickle.loads(data)  # noqa: S301 - our own child, over our own pipe
-                read, skipped = chunk.read, chunk.skipped
-            except Exception as exc:  # never leave the writer waiting for a chunk
-                failed = OSError(f"the reader's chunk could not be read back: {exc}")
-                chunk = _Chunk([], read, skipped, error=failed, last=True)
+            data = None
         while not stop.is_set():
             try:
-                chunks.put(chunk, timeout=_POLL_SECONDS)
+                chunks.put(data, timeout=_POLL_SECONDS)
                 break
             except queue.Full:
                 continue
-        if chunk is None:
+        if data is None:
             return
 
 

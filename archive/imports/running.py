@@ -236,7 +236,11 @@ def _open(job: ImportJob) -> _Opened:
         ReadOptions(account_name=job.account_name or None, source_name=job.source_name),
     )
     try:
-        source = ExportItems(stream, skip=job.position, in_child=settings.IMPORT_READER_PROCESS)
+        # A file parsed whole is read here: measured on 145,000 messages in 29 files, a
+        # forked reader per file (its pickling, the pages fork makes copy) cost 15.0 s
+        # against 12.5 s read in this process. A streamed one is read in a child.
+        in_child = settings.IMPORT_READER_PROCESS and not stream.held_whole
+        source = ExportItems(stream, skip=job.position, in_child=in_child)
         return _Opened(job.pk, stream, source, iter(source))
     except BaseException:
         if stream.close is not None:

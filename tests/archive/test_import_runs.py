@@ -4,6 +4,7 @@ counts, its chats, its failure), the next file read while the one before is writ
 from __future__ import annotations
 
 import json
+import os
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -128,3 +129,32 @@ def test_the_next_file_changed_meanwhile_is_read_from_its_own_start(
     ended = import_run_many(job_ids=[job.pk for job in jobs], progress=second_moves, batch_size=2)
     assert [job.status for job in ended] == [ImportStatus.DONE, ImportStatus.DONE]
     assert ended[1].added == 3  # its first message counted as recorded: passed over
+
+
+def _children_alive() -> bool:
+    """Whether this process has a child process (a forked reader) right now."""
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["held whole", "streamed"])
+def test_a_file_parsed_whole_is_read_without_a_child(
+    tmp_path: Path, settings: Any, whole: bool
+) -> None:
+    """A file small enough to parse whole is read in the importing process (a forked
+    reader's pickling and copied pages cost more than they save); a streamed one in a
+    forked child, while this process writes."""
+    settings.IMPORT_READER_PROCESS = True
+    settings.IMPORT_WHOLE_FILE = 4 << 20 if whole else 0
+    paths = [_chat_export(tmp_path, chat_id, 6) for chat_id in (1, 2)]
+    seen: list[bool] = []
+    ended = import_run_many(
+        job_ids=[import_job_create(source=path).pk for path in paths],
+        progress=lambda job: seen.append(_children_alive()),
+        batch_size=2,
+    )
+    assert [job.added for job in ended] == [6, 6]
+    assert any(seen) is not whole

@@ -151,6 +151,7 @@ class TelegramReader:
             items=neighbours_dated(_items(context, containers)),
             total=None,
             skipped=skipped,
+            held_whole=_small(context, import_limits()),
         )
 
 
