@@ -277,11 +277,15 @@ def imported_messages_page(
         chat, first, last = change.chat_pk, change.message_pk, change.target_id
     if chat is None or first is None or last is None:
         raise NotFound(f"change {seq}: no messages.imported row of that number")
-    ids = list(
-        Message.objects.filter(chat_id=chat, pk__gte=max(first, after + 1), pk__lte=last)
-        .order_by("pk")
-        .values_list("pk", flat=True)[: limit + 1]
-    )
+    with connection.cursor() as cursor:
+        # By the id range (`+chat_id` keeps the planner off the chat's whole time index,
+        # which it would read and sort: every message of a large chat).
+        cursor.execute(
+            "SELECT id FROM archive_message WHERE id BETWEEN %s AND %s AND +chat_id = %s"
+            " ORDER BY id LIMIT %s",
+            [max(first, after + 1), last, chat, limit + 1],
+        )
+        ids = [row[0] for row in cursor.fetchall()]
     more = len(ids) > limit
     ids = ids[:limit]
     return ImportedPage(messages_full(ids), _token("i", ids[-1]) if more else None)
