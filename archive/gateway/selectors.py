@@ -277,15 +277,15 @@ def imported_messages_page(
         chat, first, last = change.chat_pk, change.message_pk, change.target_id
     if chat is None or first is None or last is None:
         raise NotFound(f"change {seq}: no messages.imported row of that number")
-    with connection.cursor() as cursor:
+    with connection.cursor() as db:
         # By the id range (`+chat_id` keeps the planner off the chat's whole time index,
         # which it would read and sort: every message of a large chat).
-        cursor.execute(
+        db.execute(
             "SELECT id FROM archive_message WHERE id BETWEEN %s AND %s AND +chat_id = %s"
             " ORDER BY id LIMIT %s",
             [max(first, after + 1), last, chat, limit + 1],
         )
-        ids = [row[0] for row in cursor.fetchall()]
+        ids = [row[0] for row in db.fetchall()]
     more = len(ids) > limit
     ids = ids[:limit]
     return ImportedPage(messages_full(ids), _token("i", ids[-1]) if more else None)
