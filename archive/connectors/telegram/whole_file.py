@@ -27,8 +27,8 @@ from archive.connectors.json_guard import BOM
 # Where a chat's messages sit in the file: the chat object's depth, then `messages` and
 # each message one level deeper each (the root object is level 1).
 _CHAT_DEPTH = {"": 1, "chats.list.item": 4, "left_chats.list.item": 4}
-# JSON escapes a character in at most this many bytes (\uXXXX): the most bytes a string
-# of n characters can have taken in the file.
+# JSON writes a character in at most this many bytes (a \u escape: six): the most bytes
+# a string of n characters can have taken in the file.
 _ESCAPED = 6
 
 
